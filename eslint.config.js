@@ -1,0 +1,21 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules', 'out', 'dist', 'data', 'resources', 'clients/**/build', 'test-results', 'playwright-report'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Only src-main may import electron; src-api must stay free of electron and vue.
+      'no-restricted-imports': 'off',
+    },
+  },
+  {
+    files: ['src-api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: ['electron', 'vue'], patterns: ['electron/*', 'vue/*', '@vue/*'] }],
+    },
+  },
+);

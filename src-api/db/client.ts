@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import * as schema from './schema';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+/** Where the generated migrations live when running from the source tree. */
+export const defaultMigrationsFolder = fileURLToPath(new URL('../../resources/migrations', import.meta.url));
+
+export interface OpenDatabaseOptions {
+  /** Folder of drizzle-kit migrations; the Electron build passes its packaged copy. */
+  migrationsFolder?: string;
+}
+
+/**
+ * Opens (creating when missing) the one SQLite file of a data dir, in WAL mode
+ * so that a server and a CLI command can share it, and brings it up to date.
+ */
+export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  // Another process may hold the write lock briefly (cli import while serving): wait, don't fail.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  const db = drizzle(sqlite, { schema }) as Db;
+  migrate(db, { migrationsFolder: options.migrationsFolder ?? defaultMigrationsFolder });
+  return db;
+}
+
+/**
+ * Runs `work` in one write transaction. BEGIN IMMEDIATE takes the write lock
+ * up front, so two processes never deadlock upgrading a read lock.
+ */
+export function inTransaction<T>(db: Db, work: () => T): T {
+  return db.$client.transaction(work).immediate();
+}

@@ -1,0 +1,11 @@
+/** Every table, for drizzle-kit and for typed queries. Tables live beside their domain. */
+export * from '../modules/agents/agents.table';
+export * from '../modules/reviews/reviews.table';
+export * from '../modules/submissions/submissions.table';
+export * from '../modules/claims/claims.table';
+export * from '../modules/newsletter/newsletter.table';
+export * from '../modules/marketing/marketing.table';
+export * from '../modules/keys/keys.table';
+export * from '../modules/events/events.table';
+export * from '../modules/webhooks/webhooks.table';
+export * from '../modules/audit/audit.table';

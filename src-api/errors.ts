@@ -1,0 +1,88 @@
+/**
+ * The errors services throw. Each carries what a client needs (HTTP status,
+ * a stable snake_case code, a human title and detail); each transport maps
+ * them once: REST to RFC 9457 problem details, tRPC to TRPCError.
+ */
+export interface FieldError {
+  /** JSON pointer to the offending field, e.g. "/rating". */
+  pointer: string;
+  detail: string;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    detail: string,
+    readonly extra: { errors?: FieldError[]; retryAfterSeconds?: number } = {},
+  ) {
+    super(detail);
+  }
+
+  get detail(): string {
+    return this.message;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(detail: string, errors: FieldError[] = []) {
+    super(400, 'validation_failed', 'Validation failed', detail, { errors });
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(what: string, id?: string) {
+    super(404, 'not_found', 'Not found', id === undefined ? `${what} not found` : `${what} "${id}" not found`);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(detail: string) {
+    super(409, 'conflict', 'Conflict', detail);
+  }
+}
+
+/** Someone else changed the record since the caller read it (optimistic concurrency). */
+export class StaleVersionError extends AppError {
+  constructor(what: string, id: string) {
+    super(409, 'stale_version', 'Changed by someone else', `${what} "${id}" was changed by someone else; reload it and try again`);
+  }
+}
+
+export class VerificationFailedError extends AppError {
+  constructor(detail: string) {
+    super(422, 'verification_failed', 'Verification failed', detail);
+  }
+}
+
+export class TooManyIdsError extends AppError {
+  constructor(count: number, max: number) {
+    super(400, 'too_many_ids', 'Too many ids', `At most ${max} ids per request; got ${count}`);
+  }
+}
+
+export class InvalidApiKeyError extends AppError {
+  constructor() {
+    super(401, 'invalid_api_key', 'Invalid API key', 'The API key is unknown or has been revoked');
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(detail = 'A valid admin token is required') {
+    super(401, 'unauthorized', 'Unauthorized', detail);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number, policy: string) {
+    super(429, 'rate_limited', 'Too many requests', `Rate limit "${policy}" exceeded; retry in ${retryAfterSeconds} s`, {
+      retryAfterSeconds,
+    });
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

@@ -1,0 +1,150 @@
+import fastifyCors from '@fastify/cors';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type FastifyPluginAsyncZod,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { Config } from '../config';
+import { AppError, RateLimitedError } from '../errors';
+import type { Services } from '../services';
+import { API_VERSION } from '../version';
+import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
+import { createRateLimiter, rateLimitHeaders, type RateLimitPolicy } from './rate-limit';
+import { apiRoutes } from './routes';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The budget this route spends; routes without one are not limited. */
+    rateLimit?: RateLimitPolicy;
+  }
+  interface FastifyRequest {
+    /** Id of the API key the request authenticated with, if any. */
+    apiKeyId?: string;
+  }
+}
+
+export const API_PREFIX = '/api/v1';
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface BuildAppOptions {
+  services: Services;
+  config: Config;
+  /** Extra plugins mounted at the root after the API (the console's /trpc and static files). */
+  extensions?: FastifyPluginAsyncZod[];
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** The public REST API as a Fastify instance; `serve`, Electron and tests all start it through here. */
+export async function buildApp({ services, config, extensions = [], logger }: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? (config.logRequests ? { level: 'info' } : false),
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: config.trustProxy,
+    // Ids can be long and odd; let the schema judge them rather than the router.
+    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  // Only JSON is accepted; anything else is a 415. An empty body is "no body",
+  // so a POST with a JSON content type and nothing in it still reaches the schema.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError(400, 'malformed_json', 'Malformed JSON', 'The request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    let body: Problem;
+    try {
+      body = toProblem(error);
+    } catch (mappingError) {
+      // The mapper must never turn a 4xx into Fastify's own non-problem 500.
+      request.log.error({ err: mappingError }, 'error mapping failed');
+      body = problem(500, 'internal_error', 'Internal error', 'Something went wrong on our side; it has been logged');
+    }
+    logIfServerError(request, error, body);
+    return sendProblem(reply, body);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problem(404, 'not_found', 'Not found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Agent Directory API',
+        version: API_VERSION,
+        description:
+          'A public directory of software agents. Read endpoints need no key; errors are RFC 9457 problem details. ' +
+          'Limits: 100 reads/min per IP (1,000 per API key), 20 writes/min per IP.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
+          headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+
+  await app.register(
+    async (api) => {
+      const limiter = createRateLimiter(config.rateLimit);
+
+      // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
+      api.addHook('onRequest', async (request, reply) => {
+        const key = apiKeyOf(request.headers);
+        if (key !== undefined) request.apiKeyId = services.keys.authenticate(key);
+        const policy = request.routeOptions.config.rateLimit;
+        if (!policy || !config.rateLimit.enabled) return;
+        const keyed = policy === 'reads' && request.apiKeyId !== undefined;
+        const decision = limiter.hit(policy, keyed ? request.apiKeyId! : request.ip, keyed);
+        reply.headers(rateLimitHeaders(decision));
+        if (!decision.allowed) {
+          reply.header('Retry-After', String(decision.resetSeconds));
+          throw new RateLimitedError(decision.resetSeconds, decision.name);
+        }
+      });
+
+      await api.register(fastifyCors, { origin: '*', methods: ['GET', 'HEAD'] });
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      await api.register(fastifySwaggerUi, { routePrefix: '/docs' });
+      await api.register(apiRoutes, { services, config });
+    },
+    { prefix: API_PREFIX },
+  );
+
+  for (const extension of extensions) await app.register(extension);
+
+  return app;
+}
+
+function apiKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const explicit = headers['x-api-key'];
+  if (typeof explicit === 'string') return explicit.trim();
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string' && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim();
+  return undefined;
+}

@@ -1,0 +1,72 @@
+import type { RateLimitConfig } from '../config';
+
+/** Which budget a route spends from: reads (per IP, or per key) or writes (per IP). */
+export type RateLimitPolicy = 'reads' | 'writes';
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Policy name as reported in the RateLimit headers. */
+  name: string;
+  quota: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+  windowSeconds: number;
+}
+
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+/**
+ * Fixed-window counters in memory, one per (policy, client). Hand-written
+ * because the contract's IETF structured headers (`RateLimit-Policy:
+ * "writes";q=20;w=60`, `RateLimit: "writes";r=0;t=41`) are not what
+ * @fastify/rate-limit emits.
+ */
+export function createRateLimiter(config: RateLimitConfig, now: () => number = Date.now) {
+  const windows = new Map<string, Window>();
+  let nextSweep = now() + config.windowMs;
+
+  const sweep = (time: number): void => {
+    if (time < nextSweep) return;
+    for (const [key, window] of windows) if (window.resetAt <= time) windows.delete(key);
+    nextSweep = time + config.windowMs;
+  };
+
+  return {
+    /** Counts one request from `client` (an IP, or an API key id for keyed reads). */
+    hit(policy: RateLimitPolicy, client: string, keyed: boolean): RateLimitDecision {
+      const time = now();
+      sweep(time);
+      const name = policy === 'writes' ? 'writes' : keyed ? 'reads-key' : 'reads';
+      const quota = policy === 'writes' ? config.writes : keyed ? config.keyedReads : config.anonymousReads;
+      const mapKey = `${name}\u0000${client}`;
+      let window = windows.get(mapKey);
+      if (!window || window.resetAt <= time) {
+        window = { count: 0, resetAt: time + config.windowMs };
+        windows.set(mapKey, window);
+      }
+      const allowed = window.count < quota;
+      if (allowed) window.count++;
+      return {
+        allowed,
+        name,
+        quota,
+        remaining: quota - window.count,
+        resetSeconds: Math.max(1, Math.ceil((window.resetAt - time) / 1000)),
+        windowSeconds: Math.ceil(config.windowMs / 1000),
+      };
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    'RateLimit-Policy': `"${decision.name}";q=${decision.quota};w=${decision.windowSeconds}`,
+    RateLimit: `"${decision.name}";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** Random lowercase base-36 characters: URL-safe and easy to read aloud. */
+export function randomToken(length: number, random: (bytes: number) => Buffer = randomBytes): string {
+  const bytes = random(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i]! % 36];
+  return out;
+}
+
+export type IdPrefix = 'rev' | 'sub' | 'clm' | 'evt' | 'key' | 'whk' | 'dlv' | 'att' | 'post' | 'abt' | 'var' | 'nls' | 'aud';
+
+export interface IdGenerator {
+  /** A prefixed random id, e.g. "rev_k3j9x0q2m1za". */
+  next(prefix: IdPrefix): string;
+  /** An agent id: a slug of the name plus a short random suffix ("code-reviewer-x8k2p1"). */
+  agent(name: string): string;
+}
+
+export function slugify(text: string, maxLength = 40): string {
+  const slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, maxLength)
+    .replace(/-+$/g, '');
+  return slug || 'agent';
+}
+
+export function createIdGenerator(random: (bytes: number) => Buffer = randomBytes): IdGenerator {
+  return {
+    next: (prefix) => `${prefix}_${randomToken(14, random)}`,
+    agent: (name) => `${slugify(name)}-${randomToken(6, random)}`,
+  };
+}
+
+/** Deterministic bytes from a seed (mulberry32), for demo data that is the same on every machine. */
+export function seededRandomBytes(seed: number): (bytes: number) => Buffer {
+  let state = seed >>> 0;
+  return (count) => {
+    const buffer = Buffer.alloc(count);
+    for (let i = 0; i < count; i++) {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      buffer[i] = ((t ^ (t >>> 14)) >>> 0) & 0xff;
+    }
+    return buffer;
+  };
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { httpUrlSchema, isoDateTimeSchema, pageQuerySchema } from '../../lib/schemas';
+
+/** The kinds of agent the directory lists. `/stats` reports counts for each. */
+export const AGENT_TYPES = [
+  'assistant',
+  'coding',
+  'research',
+  'data',
+  'devops',
+  'security',
+  'customer-support',
+  'sales-marketing',
+  'writing',
+  'design',
+  'workflow',
+  'education',
+  'other',
+] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
+export const agentTypeSchema = z.enum(AGENT_TYPES);
+
+const tagSchema = z.string().trim().min(1).max(60);
+export const tagListSchema = z.array(tagSchema).max(50);
+
+export const ratingSummarySchema = z.object({
+  average: z.number().nullable(),
+  count: z.number().int(),
+});
+
+export const agentProfileSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    tagline: z.string(),
+    description: z.string(),
+    author: z.string(),
+    capabilities: z.array(z.string()),
+    categories: z.array(z.string()),
+    type: agentTypeSchema,
+    trust_score: z.number().describe('0–100, computed from verification, reviews, completeness and age'),
+    source_url: z.string(),
+    verified: z.boolean(),
+    rating: ratingSummarySchema,
+    created_at: isoDateTimeSchema,
+    updated_at: isoDateTimeSchema,
+  })
+  .meta({ id: 'Agent' });
+export type AgentProfile = z.infer<typeof agentProfileSchema>;
+
+/** Fields a moderator, an import or an approved submission can set. */
+export const agentInputSchema = z.strictObject({
+  name: z.string().trim().min(1).max(120),
+  tagline: z.string().trim().min(1).max(200),
+  description: z.string().trim().max(10_000).default(''),
+  author: z.string().trim().max(120).default(''),
+  capabilities: tagListSchema.default([]),
+  categories: tagListSchema.default([]),
+  type: agentTypeSchema.default('other'),
+  source_url: httpUrlSchema,
+});
+export type AgentInput = z.infer<typeof agentInputSchema>;
+
+export const agentPatchSchema = agentInputSchema.partial();
+export type AgentPatch = z.infer<typeof agentPatchSchema>;
+
+export const AGENT_SORTS = ['trust_score', 'name', 'rating', 'created_at', 'updated_at'] as const;
+export type AgentSort = (typeof AGENT_SORTS)[number];
+
+export const listAgentsQuerySchema = pageQuerySchema.extend({
+  type: agentTypeSchema.optional(),
+  sort: z.enum(AGENT_SORTS).default('trust_score'),
+  order: z.enum(['asc', 'desc']).optional(),
+});
+export type ListAgentsQuery = z.infer<typeof listAgentsQuerySchema>;
+
+export const agentListSchema = z.object({
+  agents: z.array(agentProfileSchema),
+  page: z.number().int(),
+  limit: z.number().int(),
+  total: z.number().int(),
+});
+
+export const MAX_BULK_IDS = 50;
+
+export const bulkAgentsSchema = z.object({
+  agents: z.array(agentProfileSchema),
+  missing: z.array(z.string()),
+});

@@ -1,0 +1,373 @@
+import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import { NotFoundError, StaleVersionError, TooManyIdsError } from '../../errors';
+import { isoNow, type Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import type { Page } from '../../lib/schemas';
+import { sourceUrlKey } from '../../lib/urls';
+import type { AuditService } from '../audit/audit.service';
+import type { EventsService } from '../events/events.service';
+import { MAX_BULK_IDS, type AgentInput, type AgentPatch, type AgentProfile, type AgentType, type ListAgentsQuery } from './agents.schemas';
+import { agents, type AgentRow, type NewAgentRow } from './agents.table';
+import { computeTrustScore } from './trust-score';
+
+export interface AgentsServiceDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  events: EventsService;
+  audit: AuditService;
+}
+
+export interface WriteOptions {
+  /** Who did it, for the audit log; omitted for public and system writes. */
+  actor?: string;
+  /** Record the contract's webhook event (false for demo seeding and plain imports). */
+  emitEvents?: boolean;
+  /** The version the caller last saw; a different current version is a conflict. */
+  expectedVersion?: number;
+}
+
+export function toAgentProfile(row: AgentRow): AgentProfile {
+  return {
+    id: row.id,
+    name: row.name,
+    tagline: row.tagline,
+    description: row.description,
+    author: row.author,
+    capabilities: row.capabilities,
+    categories: row.categories,
+    type: row.type as AgentType,
+    trust_score: row.trustScore,
+    source_url: row.sourceUrl,
+    verified: row.verified,
+    rating: {
+      average: row.ratingCount > 0 ? Math.round((row.ratingSum / row.ratingCount) * 100) / 100 : null,
+      count: row.ratingCount,
+    },
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** The console's view of an agent: the public profile plus moderation fields. */
+export interface AdminAgent extends AgentProfile {
+  listed: boolean;
+  version: number;
+}
+
+export function toAdminAgent(row: AgentRow): AdminAgent {
+  return { ...toAgentProfile(row), listed: row.listed, version: row.version };
+}
+
+const SORT_COLUMNS = {
+  trust_score: agents.trustScore,
+  name: agents.name,
+  rating: sql`CASE WHEN ${agents.ratingCount} = 0 THEN NULL ELSE CAST(${agents.ratingSum} AS REAL) / ${agents.ratingCount} END`,
+  created_at: agents.createdAt,
+  updated_at: agents.updatedAt,
+} as const;
+
+/** Natural direction of each sort when the caller gives no `order`. */
+const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
+  trust_score: 'desc',
+  name: 'asc',
+  rating: 'desc',
+  created_at: 'desc',
+  updated_at: 'desc',
+};
+
+export function createAgentsService({ db, clock, ids, events, audit }: AgentsServiceDeps) {
+  const nextChangeSeq = (): number =>
+    (db
+      .select({ max: sql<number>`coalesce(max(${agents.changeSeq}), 0)` })
+      .from(agents)
+      .get()?.max ?? 0) + 1;
+
+  const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
+    computeTrustScore(
+      {
+        verified: row.verified,
+        ratingCount: row.ratingCount,
+        ratingSum: row.ratingSum,
+        description: row.description,
+        author: row.author,
+        capabilities: row.capabilities,
+        categories: row.categories,
+        type: row.type,
+        createdAt: row.createdAt,
+      },
+      clock.now(),
+    );
+
+  const findRow = (id: string): AgentRow | undefined => db.select().from(agents).where(eq(agents.id, id)).get();
+
+  const requireRow = (id: string, includeUnlisted = false): AgentRow => {
+    const row = findRow(id);
+    if (!row || (!row.listed && !includeUnlisted)) throw new NotFoundError('Agent', id);
+    return row;
+  };
+
+  /** Writes `changes` to an agent, bumping version, change_seq, updated_at and the trust score. */
+  const writeChanges = (current: AgentRow, changes: Partial<NewAgentRow>, options: WriteOptions): AgentRow => {
+    if (options.expectedVersion !== undefined && options.expectedVersion !== current.version) {
+      throw new StaleVersionError('Agent', current.id);
+    }
+    const merged = { ...current, ...changes, updatedAt: isoNow(clock) } as AgentRow;
+    const next: AgentRow = {
+      ...merged,
+      trustScore: trustOf(merged),
+      version: current.version + 1,
+      changeSeq: nextChangeSeq(),
+    };
+    db.update(agents).set(next).where(eq(agents.id, current.id)).run();
+    return next;
+  };
+
+  const service = {
+    toProfile: toAgentProfile,
+
+    /** A listed agent's public profile. */
+    get(id: string): AgentProfile {
+      return toAgentProfile(requireRow(id));
+    },
+
+    /** Any agent, listed or not, for the console. */
+    getRow(id: string): AgentRow {
+      return requireRow(id, true);
+    },
+
+    findRow,
+
+    /** Rows by id in one query, listed only; the order of the result is unspecified. */
+    rowsByIds(idList: readonly string[]): AgentRow[] {
+      if (idList.length === 0) return [];
+      return db
+        .select()
+        .from(agents)
+        .where(and(inArray(agents.id, [...idList]), eq(agents.listed, true)))
+        .all();
+    },
+
+    list(query: ListAgentsQuery): Page<AgentProfile> {
+      const filters: SQL[] = [eq(agents.listed, true)];
+      if (query.type) filters.push(eq(agents.type, query.type));
+      const where = and(...filters);
+      const direction = (query.order ?? DEFAULT_ORDER[query.sort]) === 'asc' ? asc : desc;
+      const sortColumn = SORT_COLUMNS[query.sort];
+      const orderBy =
+        query.sort === 'rating'
+          ? // Unrated agents last in either direction.
+            [sql`${sortColumn} IS NULL`, direction(sortColumn), asc(agents.id)]
+          : [direction(sortColumn), asc(agents.id)];
+      const rows = db
+        .select()
+        .from(agents)
+        .where(where)
+        .orderBy(...orderBy)
+        .limit(query.limit)
+        .offset((query.page - 1) * query.limit)
+        .all();
+      const total = db.select({ n: count() }).from(agents).where(where).get()?.n ?? 0;
+      return { items: rows.map(toAgentProfile), page: query.page, limit: query.limit, total };
+    },
+
+    /** Several profiles in request order; unknown (or unlisted) ids come back in `missing`. */
+    bulk(requestedIds: readonly string[]): { agents: AgentProfile[]; missing: string[] } {
+      const unique = [...new Set(requestedIds)];
+      if (unique.length > MAX_BULK_IDS) throw new TooManyIdsError(unique.length, MAX_BULK_IDS);
+      const byId = new Map(service.rowsByIds(unique).map((row) => [row.id, row]));
+      const found: AgentProfile[] = [];
+      const missing: string[] = [];
+      for (const id of unique) {
+        const row = byId.get(id);
+        if (row) found.push(toAgentProfile(row));
+        else missing.push(id);
+      }
+      return { agents: found, missing };
+    },
+
+    /** A listed agent whose source is the same as `url`, if any. */
+    findBySourceUrl(url: string): AgentRow | undefined {
+      return db
+        .select()
+        .from(agents)
+        .where(and(eq(agents.sourceUrlKey, sourceUrlKey(url)), eq(agents.listed, true)))
+        .get();
+    },
+
+    /**
+     * Lists a new agent. Call inside a transaction when other writes belong
+     * with it (approving a submission); on its own it opens one.
+     */
+    create(input: AgentInput, options: WriteOptions & { id?: string; createdAt?: string } = {}): AgentRow {
+      return inTransaction(db, () => {
+        const now = isoNow(clock);
+        const base: Omit<AgentRow, 'trustScore'> = {
+          id: options.id ?? ids.agent(input.name),
+          name: input.name,
+          tagline: input.tagline,
+          description: input.description,
+          author: input.author,
+          capabilities: input.capabilities,
+          categories: input.categories,
+          type: input.type,
+          sourceUrl: input.source_url,
+          sourceUrlKey: sourceUrlKey(input.source_url),
+          verified: false,
+          listed: true,
+          ratingCount: 0,
+          ratingSum: 0,
+          version: 1,
+          changeSeq: nextChangeSeq(),
+          createdAt: options.createdAt ?? now,
+          updatedAt: options.createdAt ?? now,
+        };
+        const row: AgentRow = { ...base, trustScore: trustOf(base) };
+        db.insert(agents).values(row).run();
+        if (options.emitEvents !== false) {
+          events.record('agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl });
+        }
+        if (options.actor) {
+          audit.record({ actor: options.actor, action: 'agent.create', entityType: 'agent', entityId: row.id, after: toAdminAgent(row) });
+        }
+        return row;
+      });
+    },
+
+    /** Changes profile fields; records `agent.updated` with the names of the changed fields. */
+    update(id: string, patch: AgentPatch, options: WriteOptions = {}): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        const changes: Partial<NewAgentRow> = {};
+        if (patch.name !== undefined) changes.name = patch.name;
+        if (patch.tagline !== undefined) changes.tagline = patch.tagline;
+        if (patch.description !== undefined) changes.description = patch.description;
+        if (patch.author !== undefined) changes.author = patch.author;
+        if (patch.capabilities !== undefined) changes.capabilities = patch.capabilities;
+        if (patch.categories !== undefined) changes.categories = patch.categories;
+        if (patch.type !== undefined) changes.type = patch.type;
+        if (patch.source_url !== undefined) {
+          changes.sourceUrl = patch.source_url;
+          changes.sourceUrlKey = sourceUrlKey(patch.source_url);
+        }
+        const changedFields = changedProfileFields(current, changes);
+        if (changedFields.length === 0 && options.expectedVersion === undefined) return current;
+        const next = writeChanges(current, changes, options);
+        if (options.emitEvents !== false && changedFields.length > 0) {
+          events.record('agent.updated', { agent_id: next.id, name: next.name, changed_fields: changedFields });
+        }
+        if (options.actor) {
+          audit.record({
+            actor: options.actor,
+            action: 'agent.update',
+            entityType: 'agent',
+            entityId: id,
+            before: toAdminAgent(current),
+            after: toAdminAgent(next),
+          });
+        }
+        return next;
+      });
+    },
+
+    /** Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`). */
+    setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string } = {}): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        if (current.verified === verified) return current;
+        const next = writeChanges(current, { verified }, options);
+        if (options.emitEvents !== false) {
+          if (verified) events.record('agent.verified', { agent_id: id, name: next.name, via: options.via ?? 'moderator' });
+          else events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['verified'] });
+        }
+        if (options.actor) {
+          audit.record({
+            actor: options.actor,
+            action: verified ? 'agent.verify' : 'agent.unverify',
+            entityType: 'agent',
+            entityId: id,
+            before: { verified: current.verified },
+            after: { verified },
+          });
+        }
+        return next;
+      });
+    },
+
+    /** Hides an agent from the public API, or lists it again. */
+    setListed(id: string, listed: boolean, options: WriteOptions = {}): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        if (current.listed === listed) return current;
+        const next = writeChanges(current, { listed }, options);
+        if (options.emitEvents !== false) {
+          events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['listed'] });
+        }
+        if (options.actor) {
+          audit.record({
+            actor: options.actor,
+            action: listed ? 'agent.list' : 'agent.unlist',
+            entityType: 'agent',
+            entityId: id,
+            before: { listed: current.listed },
+            after: { listed },
+          });
+        }
+        return next;
+      });
+    },
+
+    /** Folds a review into the rating aggregate and trust score. Call inside the review's transaction. */
+    applyRating(id: string, deltaCount: number, deltaSum: number): AgentRow {
+      const current = requireRow(id, true);
+      return writeChanges(current, { ratingCount: current.ratingCount + deltaCount, ratingSum: current.ratingSum + deltaSum }, {});
+    },
+
+    /** Rows changed after `afterSeq`, oldest first: how search indexes keep up with every process's writes. */
+    changedSince(afterSeq: number, limit = 5000): AgentRow[] {
+      return db.select().from(agents).where(gt(agents.changeSeq, afterSeq)).orderBy(asc(agents.changeSeq)).limit(limit).all();
+    },
+
+    /** The trust score's age signal moves with time; this brings every stored score up to date. */
+    refreshTrustScores(): number {
+      return inTransaction(db, () => {
+        let changed = 0;
+        const update = db.$client.prepare('UPDATE agents SET trust_score = ?, change_seq = ? WHERE id = ?');
+        let seq = nextChangeSeq();
+        for (const row of db.select().from(agents).all()) {
+          const score = trustOf(row);
+          if (score !== row.trustScore) {
+            update.run(score, seq++, row.id);
+            changed++;
+          }
+        }
+        return changed;
+      });
+    },
+
+    countListed(): number {
+      return db.select({ n: count() }).from(agents).where(eq(agents.listed, true)).get()?.n ?? 0;
+    },
+  };
+  return service;
+}
+
+export type AgentsService = ReturnType<typeof createAgentsService>;
+
+const PROFILE_FIELD_NAMES: Record<string, string> = {
+  name: 'name',
+  tagline: 'tagline',
+  description: 'description',
+  author: 'author',
+  capabilities: 'capabilities',
+  categories: 'categories',
+  type: 'type',
+  sourceUrl: 'source_url',
+};
+
+function changedProfileFields(current: AgentRow, changes: Partial<NewAgentRow>): string[] {
+  return Object.entries(changes)
+    .filter(([key, value]) => key in PROFILE_FIELD_NAMES && JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(value))
+    .map(([key]) => PROFILE_FIELD_NAMES[key]!);
+}

@@ -1,0 +1,4 @@
+import type { ApiRoutes } from '../../http/routes';
+
+// Skeleton: routes of this module are being written (issue 2).
+export const newsletterRoutes: ApiRoutes = async () => {};

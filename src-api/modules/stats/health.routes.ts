@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import type { ApiRoutes } from '../../http/routes';
+import { API_VERSION } from '../../version';
+
+export const healthResponseSchema = z.object({
+  status: z.literal('ok'),
+  agents_indexed: z.number().int().describe('Listed agents in the search index'),
+  version: z.string().describe('Service version, major.minor.patch'),
+});
+
+export const healthRoutes: ApiRoutes = async (api, { services }) => {
+  api.get(
+    '/health',
+    { schema: { tags: ['service'], summary: 'Is the service up?', response: { 200: healthResponseSchema } } },
+    async () => ({ status: 'ok' as const, agents_indexed: services.search.indexedCount(), version: API_VERSION }),
+  );
+};

@@ -1,0 +1,36 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+export type SubmissionStatus = 'pending' | 'approved' | 'rejected';
+
+export const submissions = sqliteTable(
+  'submissions',
+  {
+    id: text('id').primaryKey(),
+    status: text('status').$type<SubmissionStatus>().notNull().default('pending'),
+    name: text('name').notNull(),
+    tagline: text('tagline').notNull(),
+    sourceUrl: text('source_url').notNull(),
+    sourceUrlKey: text('source_url_key').notNull(),
+    description: text('description'),
+    author: text('author'),
+    capabilities: text('capabilities', { mode: 'json' }).$type<string[]>(),
+    categories: text('categories', { mode: 'json' }).$type<string[]>(),
+    type: text('type'),
+    contactEmail: text('contact_email'),
+    /** The listed agent created on approval. */
+    agentId: text('agent_id'),
+    /** Why a moderator rejected it. */
+    reason: text('reason'),
+    decidedBy: text('decided_by'),
+    decidedAt: text('decided_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: text('created_at').notNull(),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (table) => [
+    index('submissions_status_created_idx').on(table.status, table.createdAt),
+    index('submissions_source_url_key_idx').on(table.sourceUrlKey),
+  ],
+);
+
+export type SubmissionRow = typeof submissions.$inferSelect;

@@ -1,0 +1,81 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { configFromEnv, createConfig, parseOnOff, parsePort, type ConfigOverrides } from './config';
+import { startServer } from './server';
+import path from 'node:path';
+
+/** `npm run serve`: the REST API and the console's web build, without Electron. */
+async function main(argv: string[]): Promise<void> {
+  const program = new Command('serve')
+    .description('Serve the Agent Directory REST API (and the console) over HTTP')
+    .option('--host <host>', 'interface to listen on (default 127.0.0.1, env AGENTDIR_HOST)')
+    .option('--port <port>', 'port to listen on (default 8787, env AGENTDIR_PORT)', (value) => wrap(() => parsePort(value, '--port')))
+    .option('--data-dir <dir>', 'folder of the SQLite database (default ./data, env AGENTDIR_DATA_DIR)')
+    .option('--no-demo-data', 'do not seed the demo directory into an empty database')
+    .option('--trust-proxy', 'take the client IP from X-Forwarded-For (behind a reverse proxy only)')
+    .option('--allow-private-urls', 'let claim checks and webhooks reach private and loopback addresses (local testing)')
+    .addOption(
+      new Option('--rate-limit <on|off>', 'turn the rate limits off, e.g. for benchmarks (env AGENTDIR_RATE_LIMIT)').argParser((value) =>
+        wrap(() => parseOnOff(value, '--rate-limit')),
+      ),
+    )
+    .option('--log-requests', 'log every request to stdout')
+    .showHelpAfterError()
+    .parse(argv, { from: 'user' });
+
+  const flags = program.opts<{
+    host?: string;
+    port?: number;
+    dataDir?: string;
+    demoData: boolean;
+    trustProxy?: boolean;
+    allowPrivateUrls?: boolean;
+    rateLimit?: boolean;
+    logRequests?: boolean;
+  }>();
+
+  const fromEnv = configFromEnv(process.env);
+  const overrides: ConfigOverrides = {
+    ...fromEnv,
+    ...(flags.host !== undefined && { host: flags.host }),
+    ...(flags.port !== undefined && { port: flags.port }),
+    ...(flags.dataDir !== undefined && { dataDir: path.resolve(flags.dataDir) }),
+    ...(flags.demoData === false && { demoData: false }),
+    ...(flags.trustProxy && { trustProxy: true }),
+    ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
+    ...(flags.logRequests && { logRequests: true }),
+    rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
+  };
+  const config = createConfig(overrides);
+  const server = await startServer(config);
+
+  console.log(`Agent Directory API: ${server.apiBaseUrl}`);
+  console.log(`Console: ${server.origin}/console`);
+  console.log(`API docs: ${server.apiBaseUrl}/docs`);
+
+  const shutdown = (signal: string) => {
+    console.log(`${signal} received, shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+function wrap<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`serve: ${message}`);
+  process.exit(1);
+});

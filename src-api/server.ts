@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { resolveAdminToken } from './admin-token';
+import { databasePath, type Config } from './config';
+import { openDatabase } from './db/client';
+import { seedDemoDirectory } from './demo/seed-demo';
+import { buildApp, API_PREFIX } from './http/app';
+import { createServices, type Services } from './services';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  adminToken: string;
+  /** e.g. http://127.0.0.1:8787/api/v1 */
+  apiBaseUrl: string;
+  origin: string;
+  close(): Promise<void>;
+}
+
+export interface StartServerOptions {
+  /** Folder of migrations, when not running from the source tree (Electron). */
+  migrationsFolder?: string;
+  /** Extra routes at the root: the console and its /trpc endpoint. */
+  extensions?: (services: Services, adminToken: string) => FastifyPluginAsyncZod[];
+}
+
+/** Opens the data dir, seeds the demo directory if asked and empty, and listens. */
+export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
+  const db = openDatabase(databasePath(config), { migrationsFolder: options.migrationsFolder });
+  const services = createServices({ db, config });
+  if (config.demoData && services.agents.countListed() === 0) seedDemoDirectory(services);
+  services.agents.refreshTrustScores();
+  const adminToken = resolveAdminToken(config);
+
+  const app = await buildApp({ services, config, extensions: options.extensions?.(services, adminToken) ?? [] });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const origin = `http://${host}:${port}`;
+
+  let closed = false;
+  return {
+    app,
+    services,
+    adminToken,
+    origin,
+    apiBaseUrl: `${origin}${API_PREFIX}`,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      db.$client.close();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { Config } from './config';
+import type { Db } from './db/client';
+import { systemClock, type Clock } from './lib/clock';
+import { createIdGenerator, type IdGenerator } from './lib/ids';
+import { createAgentsService } from './modules/agents/agents.service';
+import { createAuditService } from './modules/audit/audit.service';
+import { createClaimsService } from './modules/claims/claims.service';
+import { createEventsService } from './modules/events/events.service';
+import { createKeysService } from './modules/keys/keys.service';
+import { createMarketingService } from './modules/marketing/marketing.service';
+import { createNewsletterService } from './modules/newsletter/newsletter.service';
+import { createReviewsService } from './modules/reviews/reviews.service';
+import { createSearchService } from './modules/search/search.service';
+import { createStatsService } from './modules/stats/stats.service';
+import { createSubmissionsService } from './modules/submissions/submissions.service';
+
+export interface ServiceDeps {
+  db: Db;
+  config: Config;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+/** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
+export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
+  const base = { db, clock, ids };
+  const audit = createAuditService(base);
+  const events = createEventsService(base);
+  const keys = createKeysService({ ...base, audit });
+  const agents = createAgentsService({ ...base, events, audit });
+  const search = createSearchService({ ...base, agents });
+  const reviews = createReviewsService({ ...base, agents, events, audit });
+  const submissions = createSubmissionsService({ ...base, agents, audit });
+  const claims = createClaimsService({ ...base, agents, audit, allowPrivateUrls: config.allowPrivateUrls });
+  const newsletter = createNewsletterService(base);
+  const marketing = createMarketingService({ ...base, events });
+  const stats = createStatsService(base);
+
+  return { db, config, clock, ids, audit, events, keys, agents, search, reviews, submissions, claims, newsletter, marketing, stats };
+}
+
+export type Services = ReturnType<typeof createServices>;

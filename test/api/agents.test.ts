@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const { agents } = server.services;
+  agents.create(agentInput({ name: 'Alpha Coder', type: 'coding' }), { emitEvents: false });
+  agents.create(agentInput({ name: 'Beta Researcher', type: 'research' }), { emitEvents: false });
+  agents.create(agentInput({ name: 'Gamma Coder', type: 'coding' }), { emitEvents: false });
+});
+afterAll(() => server.close());
+
+describe('GET /agents', () => {
+  it('lists with paging, a total and Link headers', async () => {
+    const response = await server.api('/agents?limit=2&sort=name');
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body).toMatchObject({ page: 1, limit: 2, total: 3 });
+    expect(body.agents.map((a: { name: string }) => a.name)).toEqual(['Alpha Coder', 'Beta Researcher']);
+    expect(response.headers.get('link')).toContain('rel="next"');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('filters by type and sorts descending', async () => {
+    const body = await json(await server.api('/agents?type=coding&sort=name&order=desc'));
+    expect(body.agents.map((a: { name: string }) => a.name)).toEqual(['Gamma Coder', 'Alpha Coder']);
+  });
+
+  it('rejects an unknown sort or type with a problem', async () => {
+    for (const query of ['sort=popularity', 'type=robot']) {
+      const response = await server.api(`/agents?${query}`);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      expect((await json(response)).code).toBe('validation_failed');
+    }
+  });
+});
+
+describe('GET /agents/{id}', () => {
+  it('returns the full profile', async () => {
+    const [first] = (await json(await server.api('/agents?sort=name'))).agents;
+    const profile = await json(await server.api(`/agents/${first.id}`));
+    expect(Object.keys(profile).sort()).toEqual(
+      [
+        'author',
+        'capabilities',
+        'categories',
+        'created_at',
+        'description',
+        'id',
+        'name',
+        'rating',
+        'source_url',
+        'tagline',
+        'trust_score',
+        'type',
+        'updated_at',
+        'verified',
+      ].sort(),
+    );
+    expect(profile.rating).toEqual({ average: null, count: 0 });
+    expect(profile.created_at).toMatch(/Z$/);
+  });
+
+  it('404s an unknown id as problem+json', async () => {
+    const response = await server.api('/agents/no-such-agent');
+    expect(response.status).toBe(404);
+    expect((await json(response)).code).toBe('not_found');
+  });
+});
