@@ -23,6 +23,10 @@ declare module 'fastify' {
     /** The budget this route spends; routes without one are not limited. */
     rateLimit?: RateLimitPolicy;
   }
+  interface FastifyInstance {
+    /** Every route under /api/v1 as registered: what the OpenAPI document must describe. */
+    apiRouteTable: ApiRouteEntry[];
+  }
   interface FastifyRequest {
     /** Id of the API key the request authenticated with, if any. */
     apiKeyId?: string;
@@ -30,6 +34,13 @@ declare module 'fastify' {
 }
 
 export const API_PREFIX = '/api/v1';
+
+export interface ApiRouteEntry {
+  method: string;
+  url: string;
+  /** Hidden from the OpenAPI document (the document itself, the docs page). */
+  hidden: boolean;
+}
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export interface BuildAppOptions {
@@ -109,8 +120,17 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     transformObject: jsonSchemaTransformObject,
   });
 
+  const apiRouteTable: ApiRouteEntry[] = [];
+  app.decorate('apiRouteTable', apiRouteTable);
+
   await app.register(
     async (api) => {
+      api.addHook('onRoute', (route) => {
+        for (const method of [route.method].flat()) {
+          apiRouteTable.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) });
+        }
+      });
+
       const limiter = createRateLimiter(config.rateLimit);
 
       // Authentication first (a bad key is a 401, never anonymous), then the rate limit.

@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { json, startTestServer, type TestServer } from '../helpers/test-server';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Sends `count` requests one after another and returns their statuses. */
+async function statuses(count: number, send: (i: number) => Promise<Response>): Promise<number[]> {
+  const result: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await send(i);
+    await response.arrayBuffer();
+    result.push(response.status);
+  }
+  return result;
+}
+
+const subscribe = (s: TestServer, i: number, headers: Record<string, string> = {}) =>
+  s.post('/newsletter', { email: `reader${i}@example.com` }, headers);
+
+describe('write limit (20 per minute per IP)', () => {
+  it('answers 429 after exactly 20 writes, with Retry-After and the IETF headers', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true } });
+    const s = server;
+    const first = await statuses(20, (i) => subscribe(s, i));
+    expect(first).toEqual(Array(20).fill(201));
+
+    const limited = await subscribe(s, 99);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('content-type')).toContain('application/problem+json');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers.get('ratelimit-policy')).toBe('"writes";q=20;w=60');
+    expect(limited.headers.get('ratelimit')).toBe(`"writes";r=0;t=${retryAfter}`);
+    const body = await json(limited);
+    expect(body).toMatchObject({ status: 429, code: 'rate_limited' });
+
+    // Nothing was written by the refused request.
+    expect(s.services.newsletter.count()).toBe(20);
+  });
+
+  it('counts writes per IP even with an API key', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 3 } });
+    const s = server;
+    const { key } = s.services.keys.create('writer');
+    const result = await statuses(4, (i) => subscribe(s, i, { 'x-api-key': key }));
+    expect(result).toEqual([201, 201, 201, 429]);
+  });
+
+  it('opens a new window once the old one has passed', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2, windowMs: 1000 } });
+    const s = server;
+    expect(await statuses(3, (i) => subscribe(s, i))).toEqual([201, 201, 429]);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await subscribe(s, 50)).status).toBe(201);
+  });
+});
+
+describe('read limit (100 per minute per IP, 1,000 per key)', () => {
+  it('allows exactly 100 anonymous reads and reports the remaining budget', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true } });
+    const s = server;
+    const first = await s.api('/agents');
+    expect(first.headers.get('ratelimit-policy')).toBe('"reads";q=100;w=60');
+    expect(first.headers.get('ratelimit')).toMatch(/^"reads";r=99;t=\d+$/);
+    const rest = await statuses(99, () => s.api('/agents?limit=1'));
+    expect(rest.every((status) => status === 200)).toBe(true);
+    const limited = await s.api('/agents');
+    expect(limited.status).toBe(429);
+    expect((await json(limited)).code).toBe('rate_limited');
+  });
+
+  it('gives a key its own, higher budget', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, anonymousReads: 5, keyedReads: 12 } });
+    const s = server;
+    const { key } = s.services.keys.create('reader');
+    expect(await statuses(6, () => s.api('/agents'))).toEqual([200, 200, 200, 200, 200, 429]);
+    // The IP is exhausted, but the key has its own budget, sent either way the contract allows.
+    const keyed = await statuses(12, (i) =>
+      s.api('/agents', { headers: i % 2 ? { authorization: `Bearer ${key}` } : { 'x-api-key': key } }),
+    );
+    expect(keyed).toEqual(Array(12).fill(200));
+    const over = await s.api('/agents', { headers: { 'x-api-key': key } });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('ratelimit-policy')).toBe('"reads-key";q=12;w=60');
+  });
+
+  it('uses the default 1,000 per key', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true } });
+    const { key } = server.services.keys.create('reader');
+    const response = await server.api('/agents', { headers: { 'x-api-key': key } });
+    expect(response.headers.get('ratelimit-policy')).toBe('"reads-key";q=1000;w=60');
+  });
+});
+
+describe('API keys', () => {
+  it('rejects an unknown or revoked key with 401 instead of treating it as anonymous', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true } });
+    const unknown = await server.api('/agents', { headers: { authorization: 'Bearer adk_not-a-real-key' } });
+    expect(unknown.status).toBe(401);
+    expect(await json(unknown)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+
+    const created = server.services.keys.create('soon revoked');
+    expect((await server.api('/agents', { headers: { 'x-api-key': created.key } })).status).toBe(200);
+    server.services.keys.revoke(created.id);
+    const revoked = await server.api('/agents', { headers: { 'x-api-key': created.key } });
+    expect(revoked.status).toBe(401);
+    expect((await json(revoked)).code).toBe('invalid_api_key');
+  });
+
+  it('also rejects a bad key on write endpoints', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true } });
+    const response = await subscribe(server, 1, { 'x-api-key': 'nope' });
+    expect(response.status).toBe(401);
+    expect(server.services.newsletter.count()).toBe(0);
+  });
+});
+
+describe('client IP and X-Forwarded-For', () => {
+  it('ignores a spoofed X-Forwarded-For without --trust-proxy', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 } });
+    const s = server;
+    const result = await statuses(4, (i) => subscribe(s, i, { 'x-forwarded-for': `203.0.113.${i}` }));
+    expect(result).toEqual([201, 201, 429, 429]);
+  });
+
+  it('counts per forwarded address with --trust-proxy', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: true });
+    const s = server;
+    const sameClient = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': '203.0.113.7' }));
+    expect(sameClient).toEqual([201, 201, 429]);
+    expect((await subscribe(s, 10, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201);
+  });
+});
+
+describe('--rate-limit off', () => {
+  it('lets everything through and sends no limit headers', async () => {
+    server = await startTestServer({ rateLimit: { enabled: false, writes: 1 } });
+    const s = server;
+    expect(await statuses(5, (i) => subscribe(s, i))).toEqual(Array(5).fill(201));
+    expect((await s.api('/agents')).headers.get('ratelimit')).toBeNull();
+  });
+});
