@@ -13,6 +13,8 @@ import { createReviewsService } from './modules/reviews/reviews.service';
 import { createSearchService } from './modules/search/search.service';
 import { createStatsService } from './modules/stats/stats.service';
 import { createSubmissionsService } from './modules/submissions/submissions.service';
+import { createWebhookDispatcher } from './modules/webhooks/webhooks.dispatcher';
+import { createWebhooksService } from './modules/webhooks/webhooks.service';
 
 export interface ServiceDeps {
   db: Db;
@@ -31,12 +33,16 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const search = createSearchService({ ...base, agents });
   const reviews = createReviewsService({ ...base, agents, events, audit });
   const submissions = createSubmissionsService({ ...base, agents, audit });
-  const claims = createClaimsService({ ...base, agents, audit, allowPrivateUrls: config.allowPrivateUrls });
+  const claims = createClaimsService({ ...base, agents, audit, events, allowPrivateUrls: config.allowPrivateUrls });
   const newsletter = createNewsletterService(base);
-  const marketing = createMarketingService({ ...base, events });
+  const marketing = createMarketingService({ ...base, events, audit });
   const stats = createStatsService(base);
+  // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
+  // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
+  const webhooks = createWebhooksService({ ...base, events, audit, config });
+  const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
 
-  return { db, config, clock, ids, audit, events, keys, agents, search, reviews, submissions, claims, newsletter, marketing, stats };
+  return { db, config, clock, ids, audit, events, keys, agents, search, reviews, submissions, claims, newsletter, marketing, stats, webhooks, webhookDispatcher };
 }
 
 export type Services = ReturnType<typeof createServices>;

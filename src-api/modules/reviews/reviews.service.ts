@@ -1,7 +1,161 @@
-// Skeleton: this service is being written (issue 2).
-// Dependencies it is given: db, clock, ids, agents, events, audit.
-export function createReviewsService(_deps: Record<string, unknown>) {
-  return {};
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import { NotFoundError } from '../../errors';
+import { isoNow, type Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import type { Page, PageQuery } from '../../lib/schemas';
+import type { AgentsService } from '../agents/agents.service';
+import { agents } from '../agents/agents.table';
+import type { AuditService } from '../audit/audit.service';
+import type { EventsService } from '../events/events.service';
+import type { ListRecentReviewsQuery, ModeratedReview, Review, ReviewInput } from './reviews.schemas';
+import { reviews, type ReviewRow } from './reviews.table';
+
+export interface ReviewsServiceDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  agents: AgentsService;
+  events: EventsService;
+  audit: AuditService;
+}
+
+export function toReview(row: ReviewRow): Review {
+  return {
+    id: row.id,
+    agent_id: row.agentId,
+    rating: row.rating,
+    comment: row.comment,
+    reviewer_name: row.reviewerName,
+    created_at: row.createdAt,
+  };
+}
+
+function toModeratedReview(row: ReviewRow, agentName: string): ModeratedReview {
+  return { ...toReview(row), hidden: row.hidden, agent_name: agentName };
+}
+
+// Reviews written in the same millisecond keep their insertion order: rowid breaks the tie.
+const NEWEST_FIRST = [desc(reviews.createdAt), desc(sql`${reviews}.rowid`)];
+
+export function createReviewsService({ db, clock, ids, agents: agentsService, events, audit }: ReviewsServiceDeps) {
+  const countWhere = (where: SQL | undefined): number => db.select({ n: count() }).from(reviews).where(where).get()?.n ?? 0;
+
+  /** A page of reviews with their agent's name, newest first. */
+  const moderatedPage = (where: SQL | undefined, query: PageQuery): Page<ModeratedReview> => {
+    const rows = db
+      .select({ review: reviews, agentName: agents.name })
+      .from(reviews)
+      .innerJoin(agents, eq(agents.id, reviews.agentId))
+      .where(where)
+      .orderBy(...NEWEST_FIRST)
+      .limit(query.limit)
+      .offset((query.page - 1) * query.limit)
+      .all();
+    return {
+      items: rows.map(({ review, agentName }) => toModeratedReview(review, agentName)),
+      page: query.page,
+      limit: query.limit,
+      total: countWhere(where),
+    };
+  };
+
+  const requireModeratedReview = (reviewId: string): ModeratedReview => {
+    const found = db
+      .select({ review: reviews, agentName: agents.name })
+      .from(reviews)
+      .innerJoin(agents, eq(agents.id, reviews.agentId))
+      .where(eq(reviews.id, reviewId))
+      .get();
+    if (!found) throw new NotFoundError('Review', reviewId);
+    return toModeratedReview(found.review, found.agentName);
+  };
+
+  return {
+    /**
+     * Adds a review to a listed agent: the row, the agent's rating aggregate
+     * and trust score, and the `review.created` event commit together.
+     */
+    create(agentId: string, input: ReviewInput): Review {
+      return inTransaction(db, () => {
+        agentsService.get(agentId); // 404 for unknown and unlisted agents
+        const row: ReviewRow = {
+          id: ids.next('rev'),
+          agentId,
+          rating: input.rating,
+          comment: input.comment,
+          reviewerName: input.reviewer_name,
+          hidden: false,
+          createdAt: isoNow(clock),
+        };
+        db.insert(reviews).values(row).run();
+        agentsService.applyRating(agentId, +1, row.rating);
+        const review = toReview(row);
+        events.record('review.created', {
+          review_id: review.id,
+          agent_id: review.agent_id,
+          rating: review.rating,
+          comment: review.comment,
+          reviewer_name: review.reviewer_name,
+          created_at: review.created_at,
+        });
+        return review;
+      });
+    },
+
+    /** The public list of a listed agent's reviews: visible ones only, newest first. */
+    listVisible(agentId: string, query: PageQuery): Page<Review> {
+      agentsService.get(agentId);
+      const where = and(eq(reviews.agentId, agentId), eq(reviews.hidden, false));
+      const rows = db
+        .select()
+        .from(reviews)
+        .where(where)
+        .orderBy(...NEWEST_FIRST)
+        .limit(query.limit)
+        .offset((query.page - 1) * query.limit)
+        .all();
+      return { items: rows.map(toReview), page: query.page, limit: query.limit, total: countWhere(where) };
+    },
+
+    /** Console: every review of an agent (listed or not), hidden ones flagged. */
+    listForAgent(agentId: string, query: PageQuery): Page<ModeratedReview> {
+      agentsService.getRow(agentId);
+      return moderatedPage(eq(reviews.agentId, agentId), query);
+    },
+
+    /** Console: the latest reviews across the directory; `hidden` narrows to hidden or visible ones. */
+    listRecent(query: ListRecentReviewsQuery): Page<ModeratedReview> {
+      return moderatedPage(query.hidden === undefined ? undefined : eq(reviews.hidden, query.hidden), query);
+    },
+
+    /** Console: one review, hidden or not. */
+    get: requireModeratedReview,
+
+    /**
+     * Console: hides a review (spam) or shows it again. A hidden review does not
+     * count in the agent's rating, so the aggregate moves with it.
+     */
+    setHidden(reviewId: string, hidden: boolean, actor: string): ModeratedReview {
+      return inTransaction(db, () => {
+        const before = requireModeratedReview(reviewId);
+        if (before.hidden === hidden) return before;
+        db.update(reviews).set({ hidden }).where(eq(reviews.id, reviewId)).run();
+        const direction = hidden ? -1 : +1;
+        agentsService.applyRating(before.agent_id, direction, direction * before.rating);
+        const after: ModeratedReview = { ...before, hidden };
+        audit.record({
+          actor,
+          action: hidden ? 'review.hide' : 'review.unhide',
+          entityType: 'review',
+          entityId: reviewId,
+          before,
+          after,
+        });
+        return after;
+      });
+    },
+  };
 }
 
 export type ReviewsService = ReturnType<typeof createReviewsService>;

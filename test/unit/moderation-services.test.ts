@@ -1,0 +1,113 @@
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createConfig } from '../../src-api/config';
+import { openDatabase, type Db } from '../../src-api/db/client';
+import { createServices, type Services } from '../../src-api/services';
+import { agentInput, makeTempDir } from '../helpers/test-server';
+
+/**
+ * The review, submission and newsletter services on a real SQLite file with a
+ * clock the test moves by hand: every stored time is the clock's, in UTC.
+ */
+let db: Db;
+let services: Services;
+let now: Date;
+
+beforeEach(() => {
+  const dataDir = makeTempDir();
+  db = openDatabase(path.join(dataDir, 'test.sqlite'));
+  now = new Date('2025-03-01T12:00:00.000Z');
+  services = createServices({ db, config: createConfig({ dataDir }), clock: { now: () => now } });
+});
+afterEach(() => db.$client.close());
+
+const at = (iso: string) => {
+  now = new Date(iso);
+};
+
+describe('reviews', () => {
+  it('stamps reviews with the clock and lists them by creation time, newest first', () => {
+    const agent = services.agents.create(agentInput(), { emitEvents: false });
+    at('2025-03-02T08:00:00.000Z');
+    const later = services.reviews.create(agent.id, { rating: 5, comment: null, reviewer_name: null });
+    // Written afterwards, but dated earlier (e.g. another process with a slower clock).
+    at('2025-03-01T08:00:00.000Z');
+    const earlier = services.reviews.create(agent.id, { rating: 3, comment: null, reviewer_name: null });
+
+    expect(later.created_at).toBe('2025-03-02T08:00:00.000Z');
+    expect(services.reviews.listVisible(agent.id, { page: 1, limit: 20 }).items.map((review) => review.id)).toEqual([later.id, earlier.id]);
+    for (const review of [later, earlier]) {
+      const event = services.events.listRecent().find((candidate) => candidate.data.review_id === review.id);
+      expect(event).toMatchObject({ type: 'review.created', createdAt: review.created_at });
+    }
+  });
+
+  it('stamps the audit entry of a hide with the clock', () => {
+    const agent = services.agents.create(agentInput(), { emitEvents: false });
+    const review = services.reviews.create(agent.id, { rating: 1, comment: 'spam', reviewer_name: null });
+    at('2025-03-05T10:30:00.000Z');
+    services.reviews.setHidden(review.id, true, 'mod');
+    const [entry] = services.audit.list({ page: 1, limit: 1, entityType: 'review' }).items;
+    expect(entry).toMatchObject({ action: 'review.hide', createdAt: '2025-03-05T10:30:00.000Z' });
+  });
+});
+
+describe('submissions', () => {
+  const input = {
+    name: 'Clocked Agent',
+    tagline: 'Tells the time',
+    source_url: 'https://example.com/clocked',
+    description: '',
+    author: '',
+    capabilities: [],
+    categories: [],
+    type: 'other' as const,
+  };
+
+  it('stamps filing and decision times with the clock', () => {
+    const submission = services.submissions.submit(input);
+    expect(submission).toMatchObject({ created_at: '2025-03-01T12:00:00.000Z', updated_at: '2025-03-01T12:00:00.000Z' });
+
+    at('2025-03-03T09:15:00.000Z');
+    const approved = services.submissions.approve(submission.id, { actor: 'mod' });
+
+    expect(approved).toMatchObject({
+      created_at: '2025-03-01T12:00:00.000Z',
+      updated_at: '2025-03-03T09:15:00.000Z',
+      decided_at: '2025-03-03T09:15:00.000Z',
+    });
+    expect(services.agents.getRow(approved.agent_id!).createdAt).toBe('2025-03-03T09:15:00.000Z');
+  });
+
+  it('lists by filing time, newest first', () => {
+    at('2025-03-02T00:00:00.000Z');
+    const newer = services.submissions.submit(input);
+    at('2025-03-01T00:00:00.000Z');
+    const older = services.submissions.submit({ ...input, source_url: 'https://example.com/other' });
+    expect(services.submissions.list({ page: 1, limit: 20 }).items.map((submission) => submission.id)).toEqual([newer.id, older.id]);
+    expect(services.submissions.countPending()).toBe(2);
+  });
+});
+
+describe('newsletter', () => {
+  it('exports subscribers oldest first with the clock time as subscribed_at', () => {
+    at('2025-03-02T00:00:00.000Z');
+    services.newsletter.subscribe('second@example.com');
+    at('2025-03-01T00:00:00.000Z');
+    services.newsletter.subscribe('first@example.com');
+    expect(services.newsletter.exportCsv()).toBe(
+      'email,status,subscribed_at\r\n' +
+        'first@example.com,subscribed,2025-03-01T00:00:00.000Z\r\n' +
+        'second@example.com,subscribed,2025-03-02T00:00:00.000Z\r\n',
+    );
+  });
+
+  it('reports whether the address was new, whatever its case', () => {
+    expect(services.newsletter.subscribe('Case@Example.com').created).toBe(true);
+    expect(services.newsletter.subscribe('case@example.COM')).toEqual({
+      subscription: { email: 'Case@Example.com', status: 'subscribed' },
+      created: false,
+    });
+    expect(services.newsletter.count()).toBe(1);
+  });
+});
