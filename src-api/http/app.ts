@@ -59,6 +59,10 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     trustProxy: config.trustProxy,
     // Ids can be long and odd; let the schema judge them rather than the router.
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
+    // Errors raised before routing (bad URL encoding, over-long ids) get problem details too.
+    frameworkErrors: (error, _request, reply) => {
+      void sendProblem(reply, toProblem(error));
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

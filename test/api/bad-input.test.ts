@@ -141,6 +141,7 @@ const cases: Case[] = [
   { name: 'search with unknown field', method: 'POST', path: '/agents/search', body: { query: 'x', sort: 'name' }, status: 400 },
   // Odd ids
   { name: 'path traversal id', method: 'GET', path: '/agents/..%2Fx', status: 400 },
+  { name: 'broken percent-encoding', method: 'GET', path: '/agents/%E0%A4%A', status: 400 },
   { name: 'NUL byte id', method: 'GET', path: '/agents/abc%00def', status: 400 },
   { name: 'SQL-looking id', method: 'GET', path: `/agents/${encodeURIComponent("x' OR '1'='1")}`, status: 400 },
   { name: 'id of 10 KB', method: 'GET', path: `/agents/${json10k}`, status: 414 },
