@@ -1,0 +1,147 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { claims } from '../../src-api/modules/claims/claims.table';
+import { reviews } from '../../src-api/modules/reviews/reviews.table';
+import { submissions } from '../../src-api/modules/submissions/submissions.table';
+import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe('GET /stats', () => {
+  it('reports zeros for an empty directory, with every type listed', async () => {
+    const response = await server.api('/stats');
+    expect(response.status).toBe(200);
+    const body = await json(response);
+    expect(body).toEqual({
+      total_agents: 0,
+      verified_agents: 0,
+      types: [...AGENT_TYPES],
+      by_type: Object.fromEntries(AGENT_TYPES.map((type) => [type, 0])),
+      by_category: {},
+      reviews: { count: 0, average_rating: null },
+    });
+  });
+
+  it('counts listed agents, verified ones, types, categories and visible reviews', async () => {
+    const { agents } = server.services;
+    const a = agents.create(agentInput({ name: 'Stat One', type: 'coding', categories: ['developer-tools', 'testing'] }), {
+      emitEvents: false,
+    });
+    const b = agents.create(agentInput({ name: 'Stat Two', type: 'coding', categories: ['developer-tools'] }), { emitEvents: false });
+    const c = agents.create(agentInput({ name: 'Stat Three', type: 'research', categories: ['research', 'testing'] }), {
+      emitEvents: false,
+    });
+    const hidden = agents.create(agentInput({ name: 'Stat Hidden', type: 'security', categories: ['security'] }), { emitEvents: false });
+    agents.setVerified(a.id, true, { emitEvents: false });
+    agents.setVerified(hidden.id, true, { emitEvents: false });
+
+    for (const [id, rating] of [
+      [a.id, 5],
+      [a.id, 4],
+      [b.id, 2],
+      [c.id, 4],
+      [hidden.id, 1],
+    ] as const) {
+      expect((await server.post(`/agents/${id}/reviews`, { rating })).status).toBe(201);
+    }
+    // A review a moderator hid, and an agent taken off the directory: neither counts.
+    const spam = await json(await server.post(`/agents/${c.id}/reviews`, { rating: 1, comment: 'spam' }));
+    server.services.db.update(reviews).set({ hidden: true }).where(eq(reviews.id, spam.id)).run();
+    agents.setListed(hidden.id, false, { emitEvents: false });
+
+    const body = await json(await server.api('/stats'));
+    expect(body.total_agents).toBe(3);
+    expect(body.verified_agents).toBe(1);
+    expect(body.by_type).toEqual({ ...Object.fromEntries(AGENT_TYPES.map((type) => [type, 0])), coding: 2, research: 1 });
+    expect(body.by_category).toEqual({ 'developer-tools': 2, testing: 2, research: 1 });
+    expect(Object.keys(body.by_category)).toEqual(['developer-tools', 'testing', 'research']);
+    expect(body.reviews).toEqual({ count: 4, average_rating: 3.75 });
+    expect(body.types).toEqual([...AGENT_TYPES]);
+
+    // The same figures straight from SQL.
+    const sqlite = server.services.db.$client;
+    const listed = sqlite.prepare('SELECT count(*) AS n, sum(verified) AS v FROM agents WHERE listed = 1').get() as {
+      n: number;
+      v: number;
+    };
+    expect([body.total_agents, body.verified_agents]).toEqual([listed.n, listed.v]);
+    const visible = sqlite
+      .prepare(
+        'SELECT count(*) AS n, avg(r.rating) AS avg FROM reviews r JOIN agents a ON a.id = r.agent_id WHERE r.hidden = 0 AND a.listed = 1',
+      )
+      .get() as { n: number; avg: number };
+    expect(body.reviews.count).toBe(visible.n);
+    expect(body.reviews.average_rating).toBeCloseTo(visible.avg, 2);
+  });
+});
+
+describe('StatsService.overview (console dashboard)', () => {
+  it('counts pending queues and builds a 30-day activity series', () => {
+    const { db, stats } = server.services;
+    const now = Date.now();
+    const day = 86_400_000;
+    const iso = (daysAgo: number) => new Date(now - daysAgo * day).toISOString();
+    const agentId = server.services.agents.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false }).id;
+
+    const submission = (id: string, status: 'pending' | 'approved' | 'rejected', daysAgo: number) => ({
+      id,
+      status,
+      name: id,
+      tagline: 'x',
+      sourceUrl: `https://example.com/${id}`,
+      sourceUrlKey: `example.com/${id}`,
+      createdAt: iso(daysAgo),
+      updatedAt: iso(daysAgo),
+    });
+    db.insert(submissions)
+      .values([
+        submission('sub_overview1', 'pending', 0),
+        submission('sub_overview2', 'pending', 3),
+        submission('sub_overview3', 'rejected', 3),
+        submission('sub_overview4', 'pending', 45),
+      ])
+      .run();
+    db.insert(claims)
+      .values(
+        (['pending', 'pending', 'verified'] as const).map((status, i) => ({
+          id: `clm_overview${i}`,
+          agentId,
+          claimantName: 'C',
+          claimantEmail: 'c@example.com',
+          status,
+          token: 't',
+          verificationUrl: 'https://example.com/.well-known/agent-directory-claim.txt',
+          createdAt: iso(1),
+          updatedAt: iso(1),
+        })),
+      )
+      .run();
+
+    const overview = stats.overview();
+    expect(overview.pending_submissions).toBe(3);
+    expect(overview.pending_claims).toBe(2);
+    expect(overview.activity).toHaveLength(30);
+    const today = new Date(now).toISOString().slice(0, 10);
+    expect(overview.activity[29]!.date).toBe(today);
+    expect(overview.activity[0]!.date).toBe(iso(29).slice(0, 10));
+
+    const sqlite = db.$client;
+    for (const point of overview.activity) {
+      const count = (sqlQuery: string) => (sqlite.prepare(sqlQuery).get(point.date) as { n: number }).n;
+      expect(point.submissions).toBe(count('SELECT count(*) AS n FROM submissions WHERE substr(created_at, 1, 10) = ?'));
+      expect(point.reviews).toBe(count('SELECT count(*) AS n FROM reviews WHERE hidden = 0 AND substr(created_at, 1, 10) = ?'));
+      expect(point.agents).toBe(count('SELECT count(*) AS n FROM agents WHERE substr(created_at, 1, 10) = ?'));
+    }
+    const threeDaysAgo = overview.activity.find((point) => point.date === iso(3).slice(0, 10))!;
+    expect(threeDaysAgo.submissions).toBe(2);
+    expect(overview.activity.reduce((sum, point) => sum + point.submissions, 0)).toBe(3);
+    expect(overview.activity[29]!.agents).toBe(5);
+    expect(overview.activity[29]!.reviews).toBe(5);
+  });
+});
