@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -11,6 +12,11 @@ export default tseslint.config(
       // Only src-main may import electron; src-api must stay free of electron and vue.
       'no-restricted-imports': 'off',
     },
+  },
+  {
+    // Scripts and configs run under plain Node.
+    files: ['**/*.mjs', '**/*.js', 'scripts/**', 'bench/**', 'test/**'],
+    languageOptions: { globals: globals.node },
   },
   {
     files: ['src-api/**/*.ts'],

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { configFromEnv, createConfig, parseOnOff, parsePort, type ConfigOverrides } from './config';
+import { consoleExtensions } from './console/console.extensions';
 import { startServer } from './server';
 import path from 'node:path';
 
@@ -46,10 +47,13 @@ async function main(argv: string[]): Promise<void> {
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
   };
   const config = createConfig(overrides);
-  const server = await startServer(config);
+  const server = await startServer(config, { extensions: consoleExtensions });
 
   console.log(`Agent Directory API: ${server.apiBaseUrl}`);
   console.log(`Console: ${server.origin}/console`);
+  console.log(
+    `Console sign-in token: ${config.adminToken ? 'the value of AGENTDIR_ADMIN_TOKEN' : `in ${path.join(config.dataDir, 'admin-token')}`}`,
+  );
   console.log(`API docs: ${server.apiBaseUrl}/docs`);
 
   const shutdown = (signal: string) => {

@@ -28,7 +28,11 @@ export interface StartServerOptions {
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
   const db = openDatabase(databasePath(config), { migrationsFolder: options.migrationsFolder });
   const services = createServices({ db, config });
-  if (config.demoData && services.agents.countListed() === 0) seedDemoDirectory(services);
+  if (config.demoData && services.agents.countListed() === 0) {
+    // Same agents and text on every machine; dates end today, so the console's
+    // "last 30 days" charts show a living directory whenever it is seeded.
+    seedDemoDirectory(services, { baseDate: services.clock.now().toISOString() });
+  }
   services.agents.refreshTrustScores();
   const adminToken = resolveAdminToken(config);
 
@@ -38,6 +42,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host}:${port}`;
+  // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
+  services.webhookDispatcher.start();
 
   let closed = false;
   return {
@@ -50,6 +56,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       if (closed) return;
       closed = true;
       await app.close();
+      await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       db.$client.close();
     },
   };

@@ -48,20 +48,30 @@ export const agentProfileSchema = z
   .meta({ id: 'Agent' });
 export type AgentProfile = z.infer<typeof agentProfileSchema>;
 
-/** Fields a moderator, an import or an approved submission can set. */
-export const agentInputSchema = z.strictObject({
+/** The editable profile fields, every one required and without defaults. */
+const agentFieldsSchema = z.strictObject({
   name: z.string().trim().min(1).max(120),
   tagline: z.string().trim().min(1).max(200),
-  description: z.string().trim().max(10_000).default(''),
-  author: z.string().trim().max(120).default(''),
+  description: z.string().trim().max(10_000),
+  author: z.string().trim().max(120),
+  capabilities: tagListSchema,
+  categories: tagListSchema,
+  type: agentTypeSchema,
+  source_url: httpUrlSchema,
+});
+
+/** Fields a moderator, an import or an approved submission sets when listing an agent. */
+export const agentInputSchema = agentFieldsSchema.extend({
+  description: agentFieldsSchema.shape.description.default(''),
+  author: agentFieldsSchema.shape.author.default(''),
   capabilities: tagListSchema.default([]),
   categories: tagListSchema.default([]),
   type: agentTypeSchema.default('other'),
-  source_url: httpUrlSchema,
 });
 export type AgentInput = z.infer<typeof agentInputSchema>;
 
-export const agentPatchSchema = agentInputSchema.partial();
+/** A change to some fields: no defaults, so a field left out stays as it is. */
+export const agentPatchSchema = agentFieldsSchema.partial();
 export type AgentPatch = z.infer<typeof agentPatchSchema>;
 
 export const AGENT_SORTS = ['trust_score', 'name', 'rating', 'created_at', 'updated_at'] as const;

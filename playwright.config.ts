@@ -1,0 +1,64 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { defineConfig } from '@playwright/test';
+
+/**
+ * The console in a real browser (Debian's Chromium) against `npm run serve`
+ * on a free port and a fresh data dir. The config is read again in each
+ * worker, so the port, folder and token are chosen once and passed on in the
+ * environment.
+ */
+process.env.AGENTDIR_E2E_PORT ??= execFileSync(process.execPath, [
+  '-e',
+  "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })",
+])
+  .toString()
+  .trim();
+process.env.AGENTDIR_E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-e2e-'));
+process.env.AGENTDIR_E2E_ADMIN_TOKEN ??= `e2e-admin-token-${process.pid}-${Date.now()}`;
+
+const port = Number(process.env.AGENTDIR_E2E_PORT);
+const baseURL = `http://127.0.0.1:${port}`;
+
+export default defineConfig({
+  testDir: 'test/e2e',
+  outputDir: 'test-results/e2e-artifacts',
+  fullyParallel: false,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 1,
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list'], ['json', { outputFile: process.env.PLAYWRIGHT_JSON_OUTPUT_NAME ?? 'test-results/playwright.json' }]],
+  globalTeardown: './test/e2e/global-teardown.ts',
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    viewport: { width: 1280, height: 800 },
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium' }],
+  webServer: {
+    // `npm run serve` builds the console first when out/web is missing or stale (preserve).
+    command: `npm run serve -- --port ${port} --data-dir ${process.env.AGENTDIR_E2E_DATA_DIR}`,
+    url: `${baseURL}/api/v1/health`,
+    env: { AGENTDIR_ADMIN_TOKEN: process.env.AGENTDIR_E2E_ADMIN_TOKEN },
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  },
+});

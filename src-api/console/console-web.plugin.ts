@@ -1,0 +1,96 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { problem, sendProblem } from '../http/problem';
+import { CONSOLE_CSP } from './csp';
+
+export const CONSOLE_PREFIX = '/console';
+
+/** Where `npm run build:web` writes the console (vite.web.config.ts). */
+export const defaultWebRoot = fileURLToPath(new URL('../../out/web', import.meta.url));
+
+export interface ConsoleWebOptions {
+  /** Folder of the web build; defaults to out/web of the source tree. */
+  webRoot?: string;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const NOT_BUILT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Console not built</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1f2937}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:4px}</style>
+</head><body><h1>The console has not been built yet</h1>
+<p>This server serves the console's web build from <code>out/web</code>, and there is none.
+Run <code>npm run build:web</code> in the repository, then reload this page.
+(<code>npm run serve</code> builds it by itself when it is missing.)</p>
+<p>The REST API works regardless: <a href="/api/v1/docs">/api/v1/docs</a>.</p></body></html>
+`;
+
+/**
+ * The console's web build at /console: static files, and index.html for any
+ * other path below it so that the client-side router can take over.
+ */
+export function consoleWebPlugin({ webRoot = defaultWebRoot }: ConsoleWebOptions = {}): FastifyPluginAsync {
+  const root = path.resolve(webRoot);
+  const indexFile = path.join(root, 'index.html');
+
+  return async (scope) => {
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.header('Content-Security-Policy', CONSOLE_CSP);
+      reply.header('X-Frame-Options', 'DENY');
+      reply.header('Referrer-Policy', 'no-referrer');
+      reply.header('Cross-Origin-Opener-Policy', 'same-origin');
+    });
+
+    const serve = async (relative: string, reply: FastifyReply) => {
+      if (!(await isFile(indexFile))) {
+        return reply.status(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
+      }
+      const file = path.resolve(root, `.${path.posix.sep}${relative}`);
+      const inside = file === root || file.startsWith(`${root}${path.sep}`);
+      if (inside && relative !== '' && !relative.includes('\0') && (await isFile(file))) {
+        return sendFile(reply, file, relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      }
+      // A missing file (it has an extension) is a 404; anything else is a route of the console.
+      if (path.posix.extname(relative) !== '') {
+        return sendProblem(reply, problem(404, 'not_found', 'Not found', `No console file ${CONSOLE_PREFIX}/${relative}`));
+      }
+      return sendFile(reply, indexFile, 'no-cache');
+    };
+
+    scope.get(CONSOLE_PREFIX, { schema: { hide: true } }, async (_request, reply) => serve('', reply));
+    scope.get(`${CONSOLE_PREFIX}/*`, { schema: { hide: true } }, async (request, reply) =>
+      serve((request.params as { '*': string })['*'], reply),
+    );
+  };
+}
+
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await fs.stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function sendFile(reply: FastifyReply, file: string, cacheControl: string): Promise<FastifyReply> {
+  const body = await fs.readFile(file);
+  const type = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+  return reply.header('Cache-Control', cacheControl).type(type).send(body);
+}

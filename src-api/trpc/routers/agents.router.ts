@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { agentInputSchema, listAgentsQuerySchema } from '../../modules/agents/agents.schemas';
+import { toAdminAgent } from '../../modules/agents/agents.service';
+import { searchBodySchema } from '../../modules/search/search.schemas';
+import { idParamSchema } from '../../lib/schemas';
+import { adminProcedure, router } from '../init';
+
+const fields = agentInputSchema.shape;
+
+/**
+ * A moderator's edit: only the fields given change. Built from the input
+ * schema without its defaults, so that a missing field never resets a stored one.
+ */
+export const agentUpdateSchema = z.strictObject({
+  name: fields.name.optional(),
+  tagline: fields.tagline.optional(),
+  description: fields.description.unwrap().optional(),
+  author: fields.author.unwrap().optional(),
+  capabilities: fields.capabilities.unwrap().optional(),
+  categories: fields.categories.unwrap().optional(),
+  type: fields.type.unwrap().optional(),
+  source_url: fields.source_url.optional(),
+});
+
+const agentRef = z.strictObject({ id: idParamSchema });
+/** The version the moderator last saw; a newer one means someone else changed the agent meanwhile (409 stale_version). */
+const expectedVersion = z.number().int().positive().optional();
+
+export const agentsRouter = router({
+  /** Listed agents, as the public API pages them. */
+  list: adminProcedure.input(listAgentsQuerySchema.prefault({})).query(({ ctx, input }) => {
+    const page = ctx.services.agents.list(input);
+    return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
+  }),
+
+  /** The public search (typo-tolerant, best first), with the same parameters as POST /agents/search. */
+  search: adminProcedure.input(searchBodySchema.prefault({})).query(({ ctx, input }) => ctx.services.search.search(input)),
+
+  /** Any agent, listed or not, with its moderation fields. */
+  get: adminProcedure.input(agentRef).query(({ ctx, input }) => toAdminAgent(ctx.services.agents.getRow(input.id))),
+
+  update: adminProcedure
+    .input(z.strictObject({ id: idParamSchema, patch: agentUpdateSchema, expectedVersion }))
+    .mutation(({ ctx, input }) =>
+      toAdminAgent(ctx.services.agents.update(input.id, input.patch, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
+    ),
+
+  setVerified: adminProcedure
+    .input(z.strictObject({ id: idParamSchema, verified: z.boolean(), expectedVersion }))
+    .mutation(({ ctx, input }) =>
+      toAdminAgent(
+        ctx.services.agents.setVerified(input.id, input.verified, {
+          actor: ctx.actor,
+          via: 'moderator',
+          expectedVersion: input.expectedVersion,
+        }),
+      ),
+    ),
+
+  /** Hides an agent from the public API (listed: false) or lists it again. */
+  setListed: adminProcedure
+    .input(z.strictObject({ id: idParamSchema, listed: z.boolean(), expectedVersion }))
+    .mutation(({ ctx, input }) =>
+      toAdminAgent(ctx.services.agents.setListed(input.id, input.listed, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
+    ),
+});

@@ -1,0 +1,33 @@
+import type { BrowserWindow } from 'electron';
+import { createIPCHandler } from 'trpc-electron/main';
+import type { Services } from '../src-api/services';
+import { createTrpcContext } from '../src-api/trpc/init';
+import { appRouter } from '../src-api/trpc/root';
+
+export const DESKTOP_ACTOR = 'desktop-moderator';
+
+/**
+ * The console's tRPC router over IPC: the same router as /trpc in serve
+ * mode, without a network. Only frames showing the app itself get an actor;
+ * anything else that manages to send on the channel is refused (401).
+ */
+export function serveTrpcOverIpc({
+  services,
+  windows,
+  isAppUrl,
+}: {
+  services: Services;
+  windows: BrowserWindow[];
+  isAppUrl: (url: string) => boolean;
+}) {
+  return createIPCHandler({
+    router: appRouter,
+    windows,
+    createContext: async ({ event }) =>
+      createTrpcContext({
+        services,
+        actor: isAppUrl(event.senderFrame?.url ?? '') ? DESKTOP_ACTOR : null,
+        logError: (error, path) => console.error(`tRPC ${path} failed:`, error),
+      }),
+  });
+}

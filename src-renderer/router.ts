@@ -1,0 +1,57 @@
+import type { Pinia } from 'pinia';
+import { createRouter, createWebHashHistory, createWebHistory, type RouteRecordRaw } from 'vue-router';
+import { useSessionStore } from './stores/session-store';
+import { isDesktop } from './trpc';
+
+declare module 'vue-router' {
+  interface RouteMeta {
+    /** Title in the top bar and the window title. */
+    title?: string;
+    /** Reachable without signing in (the sign-in screen itself). */
+    public?: boolean;
+  }
+}
+
+/** The screens, in sidebar order; views named "Not built yet" are placeholders for the next issues. */
+export const consoleRoutes: RouteRecordRaw[] = [
+  { path: '/overview', name: 'overview', component: () => import('./views/OverviewView.vue'), meta: { title: 'Overview' } },
+  { path: '/submissions', name: 'submissions', component: () => import('./views/SubmissionsView.vue'), meta: { title: 'Submissions' } },
+  { path: '/claims', name: 'claims', component: () => import('./views/ClaimsView.vue'), meta: { title: 'Claims' } },
+  { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents' } },
+  { path: '/marketing', name: 'marketing', component: () => import('./views/MarketingView.vue'), meta: { title: 'Marketing' } },
+  { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks' } },
+  { path: '/api-keys', name: 'api-keys', component: () => import('./views/ApiKeysView.vue'), meta: { title: 'API keys' } },
+  { path: '/newsletter', name: 'newsletter', component: () => import('./views/NewsletterView.vue'), meta: { title: 'Newsletter' } },
+  { path: '/audit-log', name: 'audit-log', component: () => import('./views/AuditLogView.vue'), meta: { title: 'Audit log' } },
+];
+
+export function createConsoleRouter(pinia: Pinia) {
+  const router = createRouter({
+    // file:// (Electron) has no server to fall back to index.html, so hashes there; real paths under /console/ in a browser.
+    history: isDesktop || window.location.protocol === 'file:' ? createWebHashHistory() : createWebHistory(import.meta.env.BASE_URL),
+    routes: [
+      { path: '/', redirect: { name: 'overview' } },
+      {
+        path: '/sign-in',
+        name: 'sign-in',
+        component: () => import('./views/SignInView.vue'),
+        meta: { title: 'Sign in', public: true },
+      },
+      ...consoleRoutes,
+      { path: '/:pathMatch(.*)*', redirect: { name: 'overview' } },
+    ],
+  });
+
+  router.beforeEach(async (to) => {
+    const session = useSessionStore(pinia);
+    if (to.meta.public) return isDesktop ? { name: 'overview' } : true;
+    if (await session.ensureSignedIn()) return true;
+    return { name: 'sign-in', query: to.name === 'overview' ? {} : { redirect: to.fullPath } };
+  });
+
+  router.afterEach((to) => {
+    document.title = to.meta.title ? `${to.meta.title} · Agent Directory` : 'Agent Directory';
+  });
+
+  return router;
+}

@@ -1,0 +1,64 @@
+import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCLink } from '@trpc/client';
+import { ipcLink } from 'trpc-electron/renderer';
+import type { TrpcErrorData } from '../src-api/trpc/init';
+import type { AppRouter } from '../src-api/trpc/root';
+
+/**
+ * The console's one way to the API. In Electron the preload exposes
+ * `electronTRPC` and calls go over IPC (no network, no token); in a browser
+ * they go to /trpc on the serving origin with the admin token.
+ */
+export const isDesktop = typeof window !== 'undefined' && window.electronTRPC !== undefined;
+
+let authToken: string | null = null;
+
+/** The session store hands the admin token over here; only the HTTP link sends it. */
+export function setAuthToken(token: string | null): void {
+  authToken = token;
+}
+
+function transportLink(): TRPCLink<AppRouter> {
+  if (isDesktop) return ipcLink<AppRouter>();
+  return httpBatchLink<AppRouter>({
+    url: `${window.location.origin}/trpc`,
+    headers: () => (authToken ? { Authorization: `Bearer ${authToken}` } : {}),
+  });
+}
+
+export const trpc = createTRPCClient<AppRouter>({ links: [transportLink()] });
+
+/** An error as the console shows it: our snake_case code and a sentence for a person. */
+export interface ConsoleError {
+  code: string;
+  message: string;
+  status?: number;
+}
+
+interface ProblemBody {
+  code?: unknown;
+  detail?: unknown;
+  status?: unknown;
+}
+
+export function toConsoleError(error: unknown): ConsoleError {
+  if (error instanceof TRPCClientError) {
+    const data = error.data as Partial<TrpcErrorData> | undefined;
+    if (data?.code) return { code: data.code, message: error.message, ...(data.httpStatus ? { status: data.httpStatus } : {}) };
+    // /trpc refuses a missing or wrong token before tRPC runs: the body is a problem, not a tRPC error.
+    const meta = error.meta as { response?: { status?: number }; responseJSON?: ProblemBody } | undefined;
+    const problem = meta?.responseJSON;
+    if (problem && typeof problem.code === 'string') {
+      return {
+        code: problem.code,
+        message: typeof problem.detail === 'string' ? problem.detail : error.message,
+        ...(typeof problem.status === 'number' ? { status: problem.status } : {}),
+      };
+    }
+    if (meta?.response?.status === 401) return { code: 'unauthorized', message: 'The admin token is not valid', status: 401 };
+    if (error.cause instanceof TypeError || /fetch/i.test(error.message)) {
+      return { code: 'network_error', message: 'The server cannot be reached. Is it running?' };
+    }
+    return { code: 'unexpected_response', message: error.message };
+  }
+  return { code: 'client_error', message: error instanceof Error ? error.message : String(error) };
+}
