@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import cliProgress from 'cli-progress';
+import type { Command } from 'commander';
+import { importAgents, ImportRejectedError, type ImportIssue, type ImportProgress } from '../modules/agents/agents-import';
+import { addDataDirOption, CliError, fileErrorMessage, formatCount, plural, withServices, type DataDirFlags } from './context';
+import { readRecords } from './read-records';
+
+/** Issues printed before "… and N more". */
+const MAX_REPORTED_ISSUES = 100;
+
+interface ImportFlags extends DataDirFlags {
+  emitEvents?: boolean;
+}
+
+export function registerImportCommand(program: Command): void {
+  addDataDirOption(
+    program
+      .command('import')
+      .description('Import agents from a JSON array or a JSONL file, all or nothing')
+      .argument('<file>', 'a JSON array of agents, or JSONL (one agent per line)')
+      .option('--emit-events', 'record webhook events for the changes (agent.registered, agent.updated, agent.verified); default: none'),
+  )
+    .addHelpText(
+      'after',
+      `
+Records have the fields of an agent: name, tagline, source_url (required for a
+new agent), description, author, capabilities, categories, type; optionally:
+  id           an existing agent is updated (only the fields given); an unknown
+               id is created with that id; no id: a new agent, id generated
+  verified     applied when given
+  listed       applied when given (written by export --include-unlisted)
+  created_at, updated_at
+               kept for new agents, ignored for updates
+  trust_score, rating
+               computed by the directory: accepted and ignored
+so that a file written by "export" imports back as it was.
+
+Every record is checked first (fields, duplicate ids, a source_url used by two
+agents); if any is invalid, each problem is reported with its line and nothing
+is written. Otherwise everything is written in one transaction.`,
+    )
+    .action(async (file: string, flags: ImportFlags) => {
+      const started = performance.now();
+      let text: string;
+      try {
+        text = fs.readFileSync(path.resolve(file), 'utf8');
+      } catch (error) {
+        throw new CliError(fileErrorMessage(error, file, 'read'));
+      }
+
+      const { format, records, issues } = readRecords(text);
+      if (issues.length > 0) {
+        reportIssues(issues);
+        throw new CliError(
+          `${file} is not valid ${format === 'json' ? 'JSON' : 'JSONL'} (${plural(issues.length, 'error')}); nothing was imported`,
+        );
+      }
+
+      const progress = process.stderr.isTTY ? createProgressBar() : undefined;
+      const summary = await withServices(flags, (services) => {
+        try {
+          return importAgents(services, records, {
+            emitEvents: flags.emitEvents === true,
+            actor: 'cli',
+            source: path.basename(file),
+            onProgress: progress?.update,
+          });
+        } catch (error) {
+          if (error instanceof ImportRejectedError) {
+            progress?.stop();
+            reportIssues(error.issues);
+            throw new CliError(`${file}: ${error.message}`);
+          }
+          throw error;
+        } finally {
+          progress?.stop();
+        }
+      });
+
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(
+        `Imported ${plural(summary.total, 'agent')}: ${formatCount(summary.created)} created, ${formatCount(summary.updated)} updated, ` +
+          `${formatCount(summary.unchanged)} unchanged (${seconds} s)`,
+      );
+    });
+}
+
+/** One line per problem on stderr: `line 7: /source_url must be an absolute http or https URL`. */
+function reportIssues(issues: readonly ImportIssue[]): void {
+  const lines = issues.slice(0, MAX_REPORTED_ISSUES).map((issue) => {
+    const where = issue.index === undefined ? `line ${issue.line}` : `line ${issue.line} (index ${issue.index})`;
+    return `${where}: ${issue.pointer ? `${issue.pointer} ` : ''}${issue.detail}`;
+  });
+  if (issues.length > MAX_REPORTED_ISSUES) lines.push(`… and ${formatCount(issues.length - MAX_REPORTED_ISSUES)} more`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** A progress bar on stderr (only created when stderr is a terminal). */
+function createProgressBar() {
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: '{phase} |{bar}| {percentage}% | {value}/{total} agents',
+      hideCursor: true,
+      clearOnComplete: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  let stopped = false;
+  const labels: Record<ImportProgress['phase'], string> = { validating: 'Checking', writing: 'Writing ' };
+  return {
+    update: ({ phase, done, total }: ImportProgress) => {
+      if (stopped) return;
+      if (!started) {
+        bar.start(total, done, { phase: labels[phase] });
+        started = true;
+      } else bar.update(done, { phase: labels[phase] });
+    },
+    stop: () => {
+      if (started && !stopped) bar.stop();
+      stopped = true;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConfig, databasePath } from '../../src-api/config';
+import { openDatabase, type Db } from '../../src-api/db/client';
+import { importAgents, ImportRejectedError, type ImportProgress } from '../../src-api/modules/agents/agents-import';
+import { createServices, type Services } from '../../src-api/services';
+import { agentInput, makeTempDir } from '../helpers/test-server';
+import { record } from './cli-helpers';
+
+/**
+ * The import plans from a read snapshot, then takes the write lock. These tests
+ * make another connection (standing in for a server process on the same data dir)
+ * write in between, at the last progress report before the lock, and check that
+ * the import notices and plans again instead of writing a stale plan.
+ */
+const opened: Db[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) db.$client.close();
+});
+
+function twoConnections(): { cli: Services; server: Services } {
+  const config = createConfig({ dataDir: makeTempDir('agentdir-import-race-') });
+  const connect = () => {
+    const db = openDatabase(databasePath(config));
+    opened.push(db);
+    return createServices({ db, config });
+  };
+  return { cli: connect(), server: connect() };
+}
+
+/** Runs `work` once, when the plan is made and the write lock not yet taken. */
+function betweenPlanAndWrite(work: () => void) {
+  let done = false;
+  return (progress: ImportProgress) => {
+    if (!done && progress.phase === 'validating' && progress.done === progress.total) {
+      done = true;
+      work();
+    }
+  };
+}
+
+describe('import racing another writer', () => {
+  it('re-checks under the write lock: a source_url taken in the meantime rejects the import, nothing written', () => {
+    const { cli, server } = twoConnections();
+    const records = [
+      { value: record(1), line: 1 },
+      { value: record(2), line: 2 },
+    ];
+    const onProgress = betweenPlanAndWrite(() => {
+      server.agents.create(agentInput({ name: 'Rival', source_url: 'https://example.com/agents/agent-2' }), { emitEvents: false });
+    });
+
+    let error: unknown;
+    try {
+      importAgents(cli, records, { onProgress });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ImportRejectedError);
+    expect((error as ImportRejectedError).issues).toEqual([
+      {
+        line: 2,
+        index: undefined,
+        pointer: '/source_url',
+        detail: expect.stringMatching(/^"https:\/\/example\.com\/agents\/agent-2" is already the source of agent "rival-[a-z0-9]{6}"$/),
+      },
+    ]);
+    expect(cli.agents.countListed()).toBe(1); // only the rival
+  });
+
+  it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', () => {
+    const { cli, server } = twoConnections();
+    importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
+
+    const onProgress = betweenPlanAndWrite(() => {
+      server.agents.update('shared', { name: 'Renamed by the server' }, { emitEvents: false });
+      server.agents.create(agentInput({ name: 'Created meanwhile' }), { emitEvents: false });
+    });
+    const summary = importAgents(
+      cli,
+      [
+        { value: { id: 'shared', tagline: 'Tagline from the import' }, line: 1 },
+        { value: record(3), line: 2 },
+      ],
+      { onProgress },
+    );
+
+    expect(summary).toEqual({ total: 2, created: 1, updated: 1, unchanged: 0 });
+    expect(cli.agents.getRow('shared')).toMatchObject({ name: 'Renamed by the server', tagline: 'Tagline from the import', version: 3 });
+    // 1: the first import; 2, 3: the server's two writes; 4, 5: this import, counted on from what it re-read.
+    const seqs = cli.db.$client.prepare('SELECT change_seq AS seq FROM agents ORDER BY change_seq').all() as { seq: number }[];
+    expect(seqs.map((row) => row.seq)).toEqual([3, 4, 5]);
+    expect(cli.agents.getRow('shared').changeSeq).toBe(4);
+  });
+});
