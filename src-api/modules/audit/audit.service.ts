@@ -1,5 +1,6 @@
-import { and, count, desc, eq, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
+import { NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page } from '../../lib/schemas';
@@ -12,6 +13,27 @@ export interface AuditEntry {
   entityId: string;
   before?: unknown;
   after?: unknown;
+}
+
+export interface AuditListQuery {
+  page: number;
+  limit: number;
+  entityType?: string;
+  entityId?: string;
+  actor?: string;
+  action?: string;
+  /** Part of the entity id, case-insensitive. */
+  q?: string;
+  /** ISO 8601 UTC; entries at or after this instant. */
+  from?: string;
+  /** ISO 8601 UTC; entries before this instant. */
+  to?: string;
+}
+
+export interface AuditFacets {
+  actors: string[];
+  actions: string[];
+  entityTypes: string[];
 }
 
 export interface AuditServiceDeps {
@@ -38,22 +60,47 @@ export function createAuditService({ db, clock, ids }: AuditServiceDeps) {
       return row;
     },
 
-    list(query: { page: number; limit: number; entityType?: string; entityId?: string; actor?: string }): Page<AuditRow> {
+    /** Newest first. Every filter narrows: exact actor, action and entity, a substring of the entity id, a half-open time range. */
+    list(query: AuditListQuery): Page<AuditRow> {
       const filters: SQL[] = [];
       if (query.entityType) filters.push(eq(auditLog.entityType, query.entityType));
       if (query.entityId) filters.push(eq(auditLog.entityId, query.entityId));
       if (query.actor) filters.push(eq(auditLog.actor, query.actor));
+      if (query.action) filters.push(eq(auditLog.action, query.action));
+      // instr() rather than LIKE: "_" and "%" in ids are plain characters, not wildcards.
+      if (query.q) filters.push(sql`instr(lower(${auditLog.entityId}), ${query.q.toLowerCase()}) > 0`);
+      if (query.from) filters.push(gte(auditLog.createdAt, query.from));
+      if (query.to) filters.push(lt(auditLog.createdAt, query.to));
       const where = filters.length ? and(...filters) : undefined;
       const items = db
         .select()
         .from(auditLog)
         .where(where)
-        .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
+        // Entries of one millisecond keep the order they were written in (ids are random).
+        .orderBy(desc(auditLog.createdAt), desc(sql`${auditLog}.rowid`))
         .limit(query.limit)
         .offset((query.page - 1) * query.limit)
         .all();
       const total = db.select({ n: count() }).from(auditLog).where(where).get()?.n ?? 0;
       return { items, page: query.page, limit: query.limit, total };
+    },
+
+    get(id: string): AuditRow {
+      const row = db.select().from(auditLog).where(eq(auditLog.id, id)).get();
+      if (!row) throw new NotFoundError('Audit entry', id);
+      return row;
+    },
+
+    /** The actors, actions and entity types that occur in the log, for the console's filter choices. */
+    facets(): AuditFacets {
+      const distinct = (column: typeof auditLog.actor | typeof auditLog.action | typeof auditLog.entityType): string[] =>
+        db
+          .selectDistinct({ value: column })
+          .from(auditLog)
+          .orderBy(asc(column))
+          .all()
+          .map((row) => row.value);
+      return { actors: distinct(auditLog.actor), actions: distinct(auditLog.action), entityTypes: distinct(auditLog.entityType) };
     },
   };
 }

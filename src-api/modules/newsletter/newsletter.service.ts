@@ -2,6 +2,7 @@ import { asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
+import type { AuditService } from '../audit/audit.service';
 import type { Page } from '../../lib/schemas';
 import { toCsv } from './csv';
 import type { ListSubscribersQuery, Subscriber, Subscription } from './newsletter.schemas';
@@ -11,6 +12,8 @@ export interface NewsletterServiceDeps {
   db: Db;
   clock: Clock;
   ids: IdGenerator;
+  /** Where exports by a moderator are recorded; the list is personal data. */
+  audit?: AuditService;
 }
 
 export interface SubscribeResult {
@@ -30,7 +33,7 @@ function toSubscriber(row: NewsletterSubscriberRow): Subscriber {
 
 export const SUBSCRIBERS_CSV_HEADER = ['email', 'status', 'subscribed_at'] as const;
 
-export function createNewsletterService({ db, clock, ids }: NewsletterServiceDeps) {
+export function createNewsletterService({ db, clock, ids, audit }: NewsletterServiceDeps) {
   const table = newsletterSubscribers;
 
   return {
@@ -67,13 +70,25 @@ export function createNewsletterService({ db, clock, ids }: NewsletterServiceDep
       return { items: rows.map(toSubscriber), page: query.page, limit: query.limit, total };
     },
 
-    /** Every subscriber, oldest first, as CSV that is safe to open in a spreadsheet. */
-    exportCsv(): string {
+    /**
+     * Every subscriber, oldest first, as CSV that is safe to open in a spreadsheet.
+     * Given an actor (a moderator), the export is audited: it hands out personal data.
+     */
+    exportCsv(options: { actor?: string } = {}): string {
       const rows = db
         .select()
         .from(table)
         .orderBy(asc(table.createdAt), asc(sql`${table}.rowid`))
         .all();
+      if (options.actor && audit) {
+        audit.record({
+          actor: options.actor,
+          action: 'newsletter.export',
+          entityType: 'newsletter',
+          entityId: 'subscribers',
+          after: { rows: rows.length, subscribed: rows.filter((row) => row.status === 'subscribed').length },
+        });
+      }
       return toCsv(
         SUBSCRIBERS_CSV_HEADER,
         rows.map((row) => [row.email, row.status, row.createdAt]),

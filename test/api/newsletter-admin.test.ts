@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleExtensions } from '../../src-api/console/console.extensions';
+import { json, startTestServer, type TestServer } from '../helpers/test-server';
+
+/** newsletter.* over real HTTP with the admin token, as the console's web build calls it. */
+const ADMIN_TOKEN = 'test-admin-token-newsletter-0123';
+
+let server: TestServer;
+
+const ADDRESSES = ['first@example.com', 'Second.Reader@Example.org', 'third@news.example.com', '=HYPERLINK("x")@evil.example'];
+
+beforeAll(async () => {
+  server = await startTestServer(
+    { adminToken: ADMIN_TOKEN },
+    { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
+  );
+  // Through the public endpoint, as readers subscribe.
+  for (const email of ADDRESSES.slice(0, 3)) expect((await server.post('/newsletter', { email })).status).toBe(201);
+  // An address a spreadsheet would take for a formula (the REST schema would refuse it, the store need not).
+  server.services.newsletter.subscribe(ADDRESSES[3]!);
+});
+afterAll(() => server.close());
+
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+async function query(procedure: string, input?: unknown) {
+  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
+  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
+  return { status: response.status, body: await json(response) };
+}
+
+async function mutation(procedure: string, input?: unknown) {
+  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(input ?? {}),
+  });
+  return { status: response.status, body: await json(response) };
+}
+
+describe('newsletter.list', () => {
+  it('lists subscribers newest first with the total', async () => {
+    const { status, body } = await query('newsletter.list');
+    expect(status).toBe(200);
+    const data = body.result.data;
+    expect(data).toMatchObject({ page: 1, limit: 20, total: 4 });
+    expect(data.subscribers.map((s: { email: string }) => s.email)).toEqual([...ADDRESSES].reverse());
+    expect(data.subscribers[0]).toEqual({
+      id: expect.stringMatching(/^nls_/),
+      email: ADDRESSES[3],
+      status: 'subscribed',
+      created_at: expect.stringMatching(/Z$/),
+    });
+  });
+
+  it('pages', async () => {
+    const second = (await query('newsletter.list', { page: 2, limit: 3 })).body.result.data;
+    expect(second).toMatchObject({ page: 2, limit: 3, total: 4 });
+    expect(second.subscribers.map((s: { email: string }) => s.email)).toEqual([ADDRESSES[0]]);
+  });
+
+  it('searches any part of the address, case-insensitively, and counts only the matches', async () => {
+    const found = (await query('newsletter.list', { q: 'EXAMPLE.ORG' })).body.result.data;
+    expect(found.total).toBe(1);
+    expect(found.subscribers.map((s: { email: string }) => s.email)).toEqual(['Second.Reader@Example.org']);
+    const none = (await query('newsletter.list', { q: 'nobody-here' })).body.result.data;
+    expect(none).toMatchObject({ subscribers: [], total: 0 });
+    // Wildcards of LIKE are plain characters.
+    expect((await query('newsletter.list', { q: '%' })).body.result.data.total).toBe(0);
+  });
+
+  it('refuses a page size over 100', async () => {
+    const { status, body } = await query('newsletter.list', { limit: 101 });
+    expect(status).toBe(400);
+    expect(body.error.data.code).toBe('validation_failed');
+    expect(body.error.data.errors[0].pointer).toBe('/limit');
+  });
+});
+
+describe('newsletter.count', () => {
+  it('counts subscribed addresses', async () => {
+    expect((await query('newsletter.count')).body.result.data).toEqual({ subscribed: 4 });
+  });
+});
+
+describe('newsletter.exportCsv', () => {
+  it('returns every subscriber as spreadsheet-safe CSV, oldest first, after a header row', async () => {
+    const { status, body } = await mutation('newsletter.exportCsv');
+    expect(status).toBe(200);
+    const csv: string = body.result.data.csv;
+    const lines = csv.split('\r\n');
+    expect(lines.at(-1)).toBe('');
+    expect(lines[0]).toBe('email,status,subscribed_at');
+    expect(lines.slice(1, 4).map((line) => line.split(',')[0])).toEqual(ADDRESSES.slice(0, 3));
+    expect(lines[1]).toMatch(/^first@example\.com,subscribed,\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    // The formula is quoted and defused.
+    expect(lines[4]).toMatch(/^"'=HYPERLINK\(""x""\)@evil\.example",subscribed,/);
+  });
+
+  it('is audited: who exported, and how many rows', async () => {
+    await mutation('newsletter.exportCsv');
+    const entry = server.services.audit.list({ page: 1, limit: 1, action: 'newsletter.export' }).items[0];
+    expect(entry).toMatchObject({ actor: 'admin', entityType: 'newsletter', entityId: 'subscribers', after: { rows: 4, subscribed: 4 } });
+  });
+
+  it('is a mutation: a GET is refused', async () => {
+    const response = await fetch(`${server.origin}/trpc/newsletter.exportCsv`, { headers: auth });
+    expect(response.status).toBe(405);
+  });
+
+  it('needs the admin token', async () => {
+    const response = await fetch(`${server.origin}/trpc/newsletter.exportCsv`, { method: 'POST' });
+    expect(response.status).toBe(401);
+  });
+});
