@@ -1,0 +1,533 @@
+import { randomBytes } from 'node:crypto';
+import { and, asc, eq, inArray, isNull, lte, ne, sql } from 'drizzle-orm';
+import type { Config } from '../../config';
+import { inTransaction, type Db } from '../../db/client';
+import { isoNow, type Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import type { AuditService } from '../audit/audit.service';
+import { events, type EventRow, type EventType } from '../events/events.table';
+import { buildWebhookRequest, type WebhookEventSource, type WebhookRequest } from './webhooks.payload';
+import type { AttemptOutcome } from './webhooks.sender';
+import { webhookAttempts, webhookDeliveries, webhookEndpoints, type DeliveryStatus, type WebhookEndpointRow } from './webhooks.table';
+
+/**
+ * The delivery queue in SQLite: fan-out of events into deliveries, atomic
+ * claiming under a lease, and recording what each attempt came to (retry
+ * schedule, 410 and failure-count disabling). Every process that opens the
+ * data dir works on the same rows; leases keep two of them from sending one
+ * delivery at the same time, and let a restarted process take over the
+ * deliveries a crashed one was sending.
+ */
+
+/** Added to the send deadline to get the lease: room for a slow event loop before another process may take over. */
+export const LEASE_MARGIN_MS = 5_000;
+
+/** Written into the log of an attempt whose process stopped before it learned the answer. */
+export const INTERRUPTED_ERROR = 'interrupted: the sending process stopped before the result was recorded';
+
+/** The audit actor of what the dispatcher decides on its own (disabling a failing endpoint). */
+export const SYSTEM_ACTOR = 'system:webhooks';
+
+/** One attempt of one delivery, claimed and ready to send. */
+export interface ClaimedAttempt {
+  deliveryId: string;
+  attemptId: string;
+  attemptNumber: number;
+  endpointId: string;
+  eventId: string;
+  eventType: EventType;
+  isTest: boolean;
+  request: WebhookRequest;
+}
+
+export interface DeliveryQueueDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  audit: AuditService;
+  config: Pick<Config, 'webhooks'>;
+  /** Source of the retry jitter, in [0, 1). */
+  random?: () => number;
+}
+
+/** A lease owner id, random per process (and per test send), so a restarted process never mistakes old leases for its own. */
+export function newLeaseOwner(kind = 'dispatcher'): string {
+  return `${kind}-${process.pid}-${randomBytes(6).toString('hex')}`;
+}
+
+export function createDeliveryQueue({ db, clock, ids, audit, config, random = Math.random }: DeliveryQueueDeps) {
+  const settings = config.webhooks;
+  const maxAttempts = 1 + settings.retryDelaysMs.length;
+  const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
+  const queuedListeners = new Set<() => void>();
+  const statements = prepareStatements(db);
+
+  const isoIn = (ms: number): string => new Date(clock.now().getTime() + ms).toISOString();
+
+  /**
+   * Listeners run on the next turn of the event loop: after the enqueueing
+   * transaction has committed (better-sqlite3 transactions are synchronous).
+   * A burst of events in one transaction makes one announcement.
+   */
+  let announcing = false;
+  const announceQueued = (): void => {
+    if (announcing || queuedListeners.size === 0) return;
+    announcing = true;
+    setImmediate(() => {
+      announcing = false;
+      for (const listener of queuedListeners) listener();
+    });
+  };
+
+  const retryDelayAfter = (attemptNumber: number): number | undefined => {
+    const base = settings.retryDelaysMs[attemptNumber - 1];
+    if (base === undefined) return undefined;
+    const spread = base * settings.jitter * (2 * random() - 1);
+    return Math.max(0, Math.round(base + spread));
+  };
+
+  const insertAttempt = (claimed: Omit<ClaimedAttempt, 'attemptId'>, startedAt: string): ClaimedAttempt => {
+    const attemptId = ids.next('att');
+    statements.insertAttempt.run({
+      id: attemptId,
+      deliveryId: claimed.deliveryId,
+      attemptNumber: claimed.attemptNumber,
+      requestHeaders: claimed.request.headers,
+      requestBody: claimed.request.body,
+      startedAt,
+    });
+    return { ...claimed, attemptId };
+  };
+
+  /** The attempt a crashed process started but never finished gets an explicit "interrupted" in the log. */
+  const markUnfinishedAttemptsInterrupted = (deliveryId: string): void => {
+    db.update(webhookAttempts)
+      .set({ error: INTERRUPTED_ERROR })
+      .where(and(eq(webhookAttempts.deliveryId, deliveryId), isNull(webhookAttempts.statusCode), isNull(webhookAttempts.error)))
+      .run();
+  };
+
+  /** Cancels what is still waiting for an endpoint that no longer takes deliveries. Call inside a transaction. */
+  const cancelPendingOf = (endpointId: string, reason: string): number => {
+    const result = db
+      .update(webhookDeliveries)
+      .set({ status: 'cancelled', nextAttemptAt: null, lastError: reason, updatedAt: isoNow(clock) })
+      .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')))
+      .run();
+    return result.changes;
+  };
+
+  /** Disables an endpoint the dispatcher has given up on. Call inside a transaction. */
+  const disableEndpoint = (endpoint: WebhookEndpointRow, reason: string, failures: number): void => {
+    const now = isoNow(clock);
+    db.update(webhookEndpoints)
+      .set({ active: false, disabledReason: reason, consecutiveFailures: failures, version: endpoint.version + 1, updatedAt: now })
+      .where(eq(webhookEndpoints.id, endpoint.id))
+      .run();
+    cancelPendingOf(endpoint.id, `cancelled: endpoint disabled (${reason})`);
+    audit.record({
+      actor: SYSTEM_ACTOR,
+      action: 'webhook.disable',
+      entityType: 'webhook_endpoint',
+      entityId: endpoint.id,
+      before: { active: true },
+      after: { active: false, disabled_reason: reason },
+    });
+  };
+
+  /** The earliest next_attempt_at of a pending delivery of an active endpoint, or lease end of another owner (ISO). */
+  const earliestDue = (owner: string): string | null => {
+    const pending = statements.earliestPending.get()?.at;
+    const lease = statements.earliestForeignLease.get({ owner })?.at;
+    const candidates = [pending, lease].filter((at): at is string => typeof at === 'string').sort();
+    return candidates[0] ?? null;
+  };
+
+  const queue = {
+    maxAttempts,
+    leaseMs,
+
+    /** Called with no arguments after deliveries were queued by this process (and committed). */
+    onQueued(listener: () => void): () => void {
+      queuedListeners.add(listener);
+      return () => queuedListeners.delete(listener);
+    },
+
+    /**
+     * One pending delivery per active endpoint subscribed to the event's kind.
+     * Runs inside the transaction that records the event (an events listener),
+     * so the change, the event and its deliveries commit together.
+     */
+    fanOut(event: EventRow): number {
+      // Read in the recording transaction: an endpoint committed by another process a moment ago counts.
+      const endpoints = statements.activeEndpoints.all();
+      const now = isoNow(clock);
+      let queued = 0;
+      for (const endpoint of endpoints) {
+        if (endpoint.events.length > 0 && !endpoint.events.includes(event.type)) continue;
+        statements.insertPending.run({ id: ids.next('dlv'), eventId: event.id, endpointId: endpoint.id, now });
+        queued++;
+      }
+      if (queued > 0) announceQueued();
+      return queued;
+    },
+
+    /** A new pending delivery of an existing event to an endpoint (redelivery). Call inside a transaction. */
+    enqueue(eventId: string, endpointId: string): string {
+      const id = ids.next('dlv');
+      statements.insertPending.run({ id, eventId, endpointId, now: isoNow(clock) });
+      announceQueued();
+      return id;
+    },
+
+    cancelPendingOf,
+
+    /**
+     * Takes up to `limit` deliveries that are due, in one BEGIN IMMEDIATE
+     * transaction: pending ones whose time has come, and in-flight ones whose
+     * lease ran out (their process died). Each becomes in_flight under
+     * `owner`'s lease, with its attempt row written before anything is sent.
+     */
+    claimDue(owner: string, limit: number): ClaimedAttempt[] {
+      if (limit <= 0) return [];
+      // A plain read first (WAL: never waits for a writer). Idle polls then take no write lock, so
+      // they never stall this process's event loop behind a long write of another one (cli import).
+      const earliest = earliestDue(owner);
+      if (earliest === null || earliest > isoNow(clock)) return [];
+      return inTransaction(db, () => {
+        const now = isoNow(clock);
+        const leaseExpiresAt = isoIn(leaseMs);
+        const claimed: ClaimedAttempt[] = [];
+
+        const take = (
+          delivery: typeof webhookDeliveries.$inferSelect,
+          endpoint: WebhookEndpointRow,
+          event: WebhookEventSource,
+          attemptNumber: number,
+        ): void => {
+          statements.markInFlight.run({ id: delivery.id, attemptNumber, owner, leaseExpiresAt, now });
+          const request = buildWebhookRequest(endpoint, event, { id: delivery.id, attemptNumber, isTest: delivery.isTest });
+          claimed.push(
+            insertAttempt(
+              {
+                deliveryId: delivery.id,
+                attemptNumber,
+                endpointId: endpoint.id,
+                eventId: event.id,
+                eventType: event.type,
+                isTest: delivery.isTest,
+                request,
+              },
+              now,
+            ),
+          );
+        };
+
+        // Leases that ran out first: those deliveries have waited longest.
+        const expired = statements.expiredLeases.all({ now, owner, limit });
+        for (const { delivery, endpoint, event } of expired) {
+          markUnfinishedAttemptsInterrupted(delivery.id);
+          if (delivery.isTest || !endpoint.active) {
+            // A test send is one attempt, made while someone waits; a disabled endpoint takes nothing more.
+            db.update(webhookDeliveries)
+              .set({
+                status: delivery.isTest ? 'failed' : 'cancelled',
+                leaseOwner: null,
+                leaseExpiresAt: null,
+                nextAttemptAt: null,
+                lastError: delivery.isTest ? INTERRUPTED_ERROR : 'cancelled: endpoint disabled',
+                updatedAt: now,
+              })
+              .where(eq(webhookDeliveries.id, delivery.id))
+              .run();
+            continue;
+          }
+          // The interrupted attempt may never have reached the receiver: send it again under the
+          // same number, without spending the retry budget.
+          take(delivery, endpoint, event, Math.max(1, delivery.attemptCount));
+        }
+
+        const room = limit - claimed.length;
+        if (room > 0) {
+          const due = statements.duePending.all({ now, limit: room });
+          for (const { delivery, endpoint, event } of due) take(delivery, endpoint, event, delivery.attemptCount + 1);
+        }
+        return claimed;
+      });
+    },
+
+    /** A test send: a delivery row (is_test) already in flight under `owner`, with its attempt row. */
+    startTestAttempt(endpoint: WebhookEndpointRow, sample: WebhookEventSource, owner: string): ClaimedAttempt {
+      return inTransaction(db, () => {
+        const now = isoNow(clock);
+        // The delivery row references an event row; samples get one (fixed id, never fanned out).
+        db.insert(events)
+          .values({ id: sample.id, type: sample.type, data: sample.data, createdAt: sample.createdAt })
+          .onConflictDoUpdate({ target: events.id, set: { type: sample.type, data: sample.data, createdAt: sample.createdAt } })
+          .run();
+        const deliveryId = ids.next('dlv');
+        db.insert(webhookDeliveries)
+          .values({
+            id: deliveryId,
+            eventId: sample.id,
+            endpointId: endpoint.id,
+            status: 'in_flight',
+            attemptCount: 1,
+            leaseOwner: owner,
+            leaseExpiresAt: isoIn(leaseMs),
+            isTest: true,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .run();
+        const request = buildWebhookRequest(endpoint, sample, { id: deliveryId, attemptNumber: 1, isTest: true });
+        return insertAttempt(
+          { deliveryId, attemptNumber: 1, endpointId: endpoint.id, eventId: sample.id, eventType: sample.type, isTest: true, request },
+          now,
+        );
+      });
+    },
+
+    /**
+     * Writes what an attempt came to and decides what happens next: success;
+     * a retry after the schedule's delay (± jitter); failed after the last
+     * attempt; 410 Gone or too many consecutive failures disable the endpoint
+     * and cancel what was waiting for it. Test sends never change the endpoint.
+     * Returns the delivery's new status, or null when this process no longer
+     * held the lease (the result is logged but decides nothing).
+     */
+    recordOutcome(claimed: ClaimedAttempt, outcome: AttemptOutcome, owner: string): DeliveryStatus | null {
+      return inTransaction(db, () => {
+        statements.finishAttempt.run({
+          id: claimed.attemptId,
+          statusCode: outcome.statusCode,
+          latencyMs: outcome.latencyMs,
+          responseExcerpt: outcome.responseExcerpt,
+          error: outcome.error,
+        });
+        const found = statements.deliveryWithEndpoint.get({ id: claimed.deliveryId });
+        // Removed, cancelled, or taken over after our lease ran out: not ours to decide any more.
+        if (!found || found.delivery.status !== 'in_flight' || found.delivery.leaseOwner !== owner) return null;
+        const { delivery, endpoint } = found;
+
+        const now = isoNow(clock);
+        let status: DeliveryStatus;
+        let nextAttemptAt: string | null = null;
+        if (outcome.ok) {
+          status = 'succeeded';
+          if (!delivery.isTest && endpoint.consecutiveFailures !== 0) statements.resetFailures.run({ id: endpoint.id });
+        } else if (delivery.isTest) {
+          status = 'failed';
+        } else {
+          const gone = outcome.statusCode === 410;
+          const failures = endpoint.consecutiveFailures + 1;
+          const disableReason = !endpoint.active
+            ? null
+            : gone
+              ? 'the receiver answered 410 Gone'
+              : failures >= settings.disableAfterFailures
+                ? `${failures} consecutive failed attempts`
+                : null;
+          const delay = retryDelayAfter(claimed.attemptNumber);
+          if (gone || delay === undefined) status = 'failed';
+          else if (!endpoint.active || disableReason) status = 'cancelled';
+          else {
+            status = 'pending';
+            nextAttemptAt = isoIn(delay);
+          }
+          if (disableReason) disableEndpoint(endpoint, disableReason, failures);
+          else statements.countFailure.run({ id: endpoint.id });
+        }
+
+        statements.settleDelivery.run({
+          id: delivery.id,
+          status,
+          nextAttemptAt,
+          lastStatusCode: outcome.statusCode,
+          lastError: outcome.error,
+          now,
+        });
+        return status;
+      });
+    },
+
+    /**
+     * When something next becomes due: the earliest pending delivery of an
+     * active endpoint, or the earliest lease of another process that may run out.
+     */
+    nextDueAt(owner: string): Date | null {
+      const earliest = earliestDue(owner);
+      return earliest === null ? null : new Date(earliest);
+    },
+
+    /** How many deliveries are in each state: for the console's overview, tests and the benchmark. */
+    countByStatus(): Record<DeliveryStatus, number> {
+      const rows = db
+        .select({ status: webhookDeliveries.status, n: sql<number>`count(*)` })
+        .from(webhookDeliveries)
+        .groupBy(webhookDeliveries.status)
+        .all();
+      const counts: Record<DeliveryStatus, number> = { pending: 0, in_flight: 0, succeeded: 0, failed: 0, cancelled: 0 };
+      for (const row of rows) counts[row.status] = row.n;
+      return counts;
+    },
+
+    /** Deletes the delivery log of an endpoint (attempts, then deliveries). Call inside a transaction. */
+    deleteDeliveriesOf(endpointId: string): void {
+      const deliveryIds = db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.endpointId, endpointId))
+        .all()
+        .map((row) => row.id);
+      for (let i = 0; i < deliveryIds.length; i += 500) {
+        db.delete(webhookAttempts)
+          .where(inArray(webhookAttempts.deliveryId, deliveryIds.slice(i, i + 500)))
+          .run();
+      }
+      db.delete(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId)).run();
+    },
+  };
+  return queue;
+}
+
+export type DeliveryQueue = ReturnType<typeof createDeliveryQueue>;
+
+/**
+ * The statements of the hot path (fan-out, claim, finish), compiled once per
+ * connection: building and preparing them per delivery cost more than running them.
+ */
+function prepareStatements(db: Db) {
+  const p = sql.placeholder;
+  /** A placeholder where drizzle's update types want SQL (the value is bound as-is: strings, numbers, null). */
+  const value = (name: string) => sql`${sql.placeholder(name)}`;
+  const sendable = { delivery: webhookDeliveries, endpoint: webhookEndpoints, event: events };
+  return {
+    activeEndpoints: db
+      .select({ id: webhookEndpoints.id, events: webhookEndpoints.events })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.active, true))
+      .prepare(),
+    insertPending: db
+      .insert(webhookDeliveries)
+      .values({
+        id: p('id'),
+        eventId: p('eventId'),
+        endpointId: p('endpointId'),
+        status: 'pending',
+        nextAttemptAt: p('now'),
+        createdAt: p('now'),
+        updatedAt: p('now'),
+      })
+      .prepare(),
+    expiredLeases: db
+      .select(sendable)
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .where(
+        and(
+          eq(webhookDeliveries.status, 'in_flight'),
+          lte(webhookDeliveries.leaseExpiresAt, p('now')),
+          ne(webhookDeliveries.leaseOwner, p('owner')),
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.leaseExpiresAt))
+      .limit(p('limit'))
+      .prepare(),
+    // Index order (status, next_attempt_at): no sort of the whole backlog per claim.
+    duePending: db
+      .select(sendable)
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      .where(
+        and(
+          eq(webhookDeliveries.status, 'pending'),
+          lte(webhookDeliveries.nextAttemptAt, p('now')),
+          eq(webhookEndpoints.active, true),
+          eq(webhookDeliveries.isTest, false),
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .limit(p('limit'))
+      .prepare(),
+    markInFlight: db
+      .update(webhookDeliveries)
+      .set({
+        status: 'in_flight',
+        attemptCount: value('attemptNumber'),
+        leaseOwner: value('owner'),
+        leaseExpiresAt: value('leaseExpiresAt'),
+        updatedAt: value('now'),
+      })
+      .where(eq(webhookDeliveries.id, p('id')))
+      .prepare(),
+    insertAttempt: db
+      .insert(webhookAttempts)
+      .values({
+        id: p('id'),
+        deliveryId: p('deliveryId'),
+        attemptNumber: p('attemptNumber'),
+        requestHeaders: p('requestHeaders'),
+        requestBody: p('requestBody'),
+        startedAt: p('startedAt'),
+      })
+      .prepare(),
+    finishAttempt: db
+      .update(webhookAttempts)
+      .set({
+        statusCode: value('statusCode'),
+        latencyMs: value('latencyMs'),
+        responseExcerpt: value('responseExcerpt'),
+        error: value('error'),
+      })
+      .where(eq(webhookAttempts.id, p('id')))
+      .prepare(),
+    deliveryWithEndpoint: db
+      .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(eq(webhookDeliveries.id, p('id')))
+      .prepare(),
+    settleDelivery: db
+      .update(webhookDeliveries)
+      .set({
+        status: value('status'),
+        nextAttemptAt: value('nextAttemptAt'),
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        lastStatusCode: value('lastStatusCode'),
+        lastError: value('lastError'),
+        updatedAt: value('now'),
+      })
+      .where(eq(webhookDeliveries.id, p('id')))
+      .prepare(),
+    resetFailures: db
+      .update(webhookEndpoints)
+      .set({ consecutiveFailures: 0 })
+      .where(eq(webhookEndpoints.id, p('id')))
+      .prepare(),
+    countFailure: db
+      .update(webhookEndpoints)
+      .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
+      .where(eq(webhookEndpoints.id, p('id')))
+      .prepare(),
+    // ORDER BY … LIMIT 1 walks the (status, next_attempt_at) index and stops at the first hit.
+    earliestPending: db
+      .select({ at: webhookDeliveries.nextAttemptAt })
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(and(eq(webhookDeliveries.status, 'pending'), eq(webhookEndpoints.active, true), eq(webhookDeliveries.isTest, false)))
+      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .limit(1)
+      .prepare(),
+    earliestForeignLease: db
+      .select({ at: webhookDeliveries.leaseExpiresAt })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.status, 'in_flight'), ne(webhookDeliveries.leaseOwner, p('owner'))))
+      .orderBy(asc(webhookDeliveries.leaseExpiresAt))
+      .limit(1)
+      .prepare(),
+  };
+}
