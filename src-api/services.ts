@@ -34,7 +34,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const reviews = createReviewsService({ ...base, agents, events, audit });
   const submissions = createSubmissionsService({ ...base, agents, audit });
   const claims = createClaimsService({ ...base, agents, audit, events, allowPrivateUrls: config.allowPrivateUrls });
-  const newsletter = createNewsletterService(base);
+  const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   const stats = createStatsService(base);
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
@@ -42,7 +42,25 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const webhooks = createWebhooksService({ ...base, events, audit, config });
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
 
-  return { db, config, clock, ids, audit, events, keys, agents, search, reviews, submissions, claims, newsletter, marketing, stats, webhooks, webhookDispatcher };
+  return {
+    db,
+    config,
+    clock,
+    ids,
+    audit,
+    events,
+    keys,
+    agents,
+    search,
+    reviews,
+    submissions,
+    claims,
+    newsletter,
+    marketing,
+    stats,
+    webhooks,
+    webhookDispatcher,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

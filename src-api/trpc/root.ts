@@ -1,7 +1,14 @@
 import { router } from './init';
-import { agentsRouter } from './routers/agents.router';
-import { auditRouter } from './routers/audit.router';
-import { keysRouter } from './routers/keys.router';
+import { agentsRouter } from '../modules/agents/agents.router';
+import { reviewsRouter } from '../modules/reviews/reviews.router';
+import { marketingRouter } from '../modules/marketing/marketing.router';
+import { statsRouter } from '../modules/stats/stats.router';
+import { auditRouter } from '../modules/audit/audit.router';
+import { keysRouter } from '../modules/keys/keys.router';
+import { newsletterRouter } from '../modules/newsletter/newsletter.router';
+import { submissionsRouter } from '../modules/submissions/submissions.router';
+import { claimsRouter } from '../modules/claims/claims.router';
+import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
 
 /**
@@ -10,9 +17,16 @@ import { systemRouter } from './routers/system.router';
  */
 export const appRouter = router({
   system: systemRouter,
+  webhooks: webhooksRouter,
+  submissions: submissionsRouter,
+  claims: claimsRouter,
   agents: agentsRouter,
+  reviews: reviewsRouter,
+  marketing: marketingRouter,
+  stats: statsRouter,
   audit: auditRouter,
   keys: keysRouter,
+  newsletter: newsletterRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -17,7 +17,7 @@ import {
   type NewClaim,
   type PublicClaim,
 } from './claims.schemas';
-import { claims, type ClaimCheckResult, type ClaimRow } from './claims.table';
+import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus } from './claims.table';
 
 export interface ClaimsServiceDeps {
   db: Db;
@@ -379,6 +379,14 @@ export function createClaimsService({
         });
         return toAdminClaim(next);
       });
+    },
+
+    /** How many claims are in each status (the console's tab counts). */
+    countByStatus(): Record<ClaimStatus, number> {
+      const counts: Record<ClaimStatus, number> = { pending: 0, verified: 0, rejected: 0 };
+      const rows = db.select({ status: claims.status, n: count() }).from(claims).groupBy(claims.status).all();
+      for (const row of rows) counts[row.status] = row.n;
+      return counts;
     },
 
     countPending(): number {

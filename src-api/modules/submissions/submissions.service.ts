@@ -1,11 +1,12 @@
-import { and, count, desc, eq, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { ConflictError, isAppError, NotFoundError, StaleVersionError, TooManyIdsError, ValidationError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
-import type { AgentInput, AgentType } from '../agents/agents.schemas';
+import type { AgentInput, AgentPatch, AgentType } from '../agents/agents.schemas';
+import { agents as agentsTable } from '../agents/agents.table';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
 import {
@@ -17,7 +18,7 @@ import {
   type Submission,
   type SubmissionInput,
 } from './submissions.schemas';
-import { submissions, type SubmissionRow } from './submissions.table';
+import { submissions, type SubmissionRow, type SubmissionStatus } from './submissions.table';
 
 export interface SubmissionsServiceDeps {
   db: Db;
@@ -25,6 +26,123 @@ export interface SubmissionsServiceDeps {
   ids: IdGenerator;
   agents: AgentsService;
   audit: AuditService;
+}
+
+/** The fields a moderator may correct before deciding; the source stays what was submitted. */
+export type SubmissionPatch = Omit<AgentPatch, 'source_url'>;
+
+/** Something the console shows beside a submission as a possible duplicate of it. */
+export interface DuplicateHint {
+  id: string;
+  name: string;
+  source_url: string;
+  /** Only for submissions. */
+  status?: SubmissionStatus;
+  /** Why it is shown: a similar name, the same source host (or owner, on shared code hosts), or both. */
+  matches: ('similar_name' | 'same_source')[];
+}
+
+export interface DuplicateHints {
+  agents: DuplicateHint[];
+  submissions: DuplicateHint[];
+}
+
+export interface BulkOptions {
+  /** Per id, the version the moderator last saw; an id whose current version differs fails with stale_version. */
+  expectedVersions?: Readonly<Record<string, number>>;
+}
+
+const MAX_DUPLICATE_HINTS = 5;
+
+/**
+ * Hosts where many unrelated projects live: the first path segment (the owner) is part of
+ * the "same source" key there, so two repositories of one owner match and strangers do not.
+ */
+const SHARED_HOSTS = new Set([
+  'github.com',
+  'gitlab.com',
+  'bitbucket.org',
+  'codeberg.org',
+  'huggingface.co',
+  'sourceforge.net',
+  'npmjs.com',
+  'pypi.org',
+  'replit.com',
+]);
+
+/** "github.com/acme" or "acme.dev": what two submissions from the same place share. */
+export function sourceHostKey(urlKey: string): string {
+  const [host = '', owner] = urlKey.split('/');
+  return SHARED_HOSTS.has(host) && owner ? `${host}/${owner.toLowerCase()}` : host;
+}
+
+const NAME_NOISE = new Set(['a', 'an', 'the', 'agent', 'agents', 'bot', 'ai', 'app']);
+
+/** Keys of names seen lately: a duplicates check compares against every name, so each is normalised once. */
+const nameKeyCache = new Map<string, string>();
+const NAME_KEY_CACHE_SIZE = 50_000;
+
+/** Lower case, accents and punctuation dropped, filler words ("agent", "bot", "ai") left out. */
+export function nameKey(name: string): string {
+  const cached = nameKeyCache.get(name);
+  if (cached !== undefined) return cached;
+  const key = computeNameKey(name);
+  if (nameKeyCache.size >= NAME_KEY_CACHE_SIZE) nameKeyCache.clear();
+  nameKeyCache.set(name, key);
+  return key;
+}
+
+function computeNameKey(name: string): string {
+  const words = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 0);
+  const meaningful = words.filter((word) => !NAME_NOISE.has(word));
+  return (meaningful.length ? meaningful : words).join('');
+}
+
+/** Edit distance, giving up (returning max + 1) once it must exceed `max`. */
+function boundedLevenshtein(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  // A shared prefix or suffix costs nothing: compare only the middles (names of one family share most of theirs).
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  a = a.slice(start, endA);
+  b = b.slice(start, endB);
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      current.push(value);
+      rowMin = Math.min(rowMin, value);
+    }
+    if (rowMin > max) return max + 1;
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** Same key, one containing the other (both of some length), or a few typos apart. */
+export function similarNames(a: string, b: string): boolean {
+  if (!a || !b) return false;
+  if (a === b) return true;
+  const shorter = a.length <= b.length ? a : b;
+  const longer = shorter === a ? b : a;
+  if (shorter.length >= 4 && longer.includes(shorter)) return true;
+  if (shorter.length < 5) return false;
+  const allowed = Math.max(1, Math.floor(longer.length * 0.15));
+  return boundedLevenshtein(a, b, allowed) <= allowed;
 }
 
 export interface DecisionOptions {
@@ -269,20 +387,124 @@ export function createSubmissionsService({ db, clock, ids, agents, audit }: Subm
     },
 
     /** Approves each id in its own transaction, so one failure does not undo the others. */
-    bulkApprove(idList: readonly string[], actor: string): BulkDecisionResult[] {
+    bulkApprove(idList: readonly string[], actor: string, options: BulkOptions = {}): BulkDecisionResult[] {
       return decideEach(idList, (id) => {
-        const approved = service.approve(id, { actor });
+        const approved = service.approve(id, { actor, expectedVersion: options.expectedVersions?.[id] });
         return { id, ok: true, status: 'approved', agent_id: approved.agent_id };
       });
     },
 
     /** Rejects each id with the same reason, each in its own transaction. */
-    bulkReject(idList: readonly string[], reason: string, actor: string): BulkDecisionResult[] {
+    bulkReject(idList: readonly string[], reason: string, actor: string, options: BulkOptions = {}): BulkDecisionResult[] {
       const validReason = parseReason(reason);
       return decideEach(idList, (id) => {
-        service.reject(id, validReason, { actor });
+        service.reject(id, validReason, { actor, expectedVersion: options.expectedVersions?.[id] });
         return { id, ok: true, status: 'rejected' };
       });
+    },
+
+    /** Console: how many submissions are in each status (the queue's tab counts). */
+    countByStatus(): Record<SubmissionStatus, number> {
+      const counts: Record<SubmissionStatus, number> = { pending: 0, approved: 0, rejected: 0 };
+      const rows = db.select({ status: submissions.status, n: count() }).from(submissions).groupBy(submissions.status).all();
+      for (const row of rows) counts[row.status] = row.n;
+      return counts;
+    },
+
+    /**
+     * Console: a moderator corrects a pending submission before deciding (a typo in the name,
+     * a missing category). Bumps the version, so a colleague looking at the old text gets a
+     * stale_version when deciding on it.
+     */
+    update(id: string, patch: SubmissionPatch, options: DecisionOptions): AdminSubmission {
+      return inTransaction(db, () => {
+        const before = requireDecidable(id, options.expectedVersion);
+        const now = isoNow(clock);
+        const after: SubmissionRow = {
+          ...before,
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.tagline !== undefined && { tagline: patch.tagline }),
+          ...(patch.description !== undefined && { description: patch.description }),
+          ...(patch.author !== undefined && { author: patch.author }),
+          ...(patch.capabilities !== undefined && { capabilities: patch.capabilities }),
+          ...(patch.categories !== undefined && { categories: patch.categories }),
+          ...(patch.type !== undefined && { type: patch.type }),
+          updatedAt: now,
+          version: before.version + 1,
+        };
+        db.update(submissions).set(after).where(eq(submissions.id, id)).run();
+        audit.record({
+          actor: options.actor,
+          action: 'submission.update',
+          entityType: 'submission',
+          entityId: id,
+          before: toAdminSubmission(before),
+          after: toAdminSubmission(after),
+        });
+        return toAdminSubmission(after);
+      });
+    },
+
+    /**
+     * Console: listed agents and other submissions that may be the same agent: a similar
+     * name, or the same source host (the same owner on shared code hosts like GitHub).
+     * At most five of each, name matches first.
+     */
+    findDuplicates(id: string): DuplicateHints {
+      const row = requireRow(id);
+      const ownName = nameKey(row.name);
+      const ownSource = sourceHostKey(row.sourceUrlKey);
+      const hintFor = (candidate: { name: string; sourceUrlKey: string }): DuplicateHint['matches'] => {
+        const matches: DuplicateHint['matches'] = [];
+        if (similarNames(ownName, nameKey(candidate.name))) matches.push('similar_name');
+        if (sourceHostKey(candidate.sourceUrlKey) === ownSource) matches.push('same_source');
+        return matches;
+      };
+      const rank = (hint: DuplicateHint): number => (hint.matches.includes('similar_name') ? 0 : 1) - hint.matches.length / 10;
+      const best = (hints: DuplicateHint[]): DuplicateHint[] => hints.sort((a, b) => rank(a) - rank(b)).slice(0, MAX_DUPLICATE_HINTS);
+
+      const agentHints: DuplicateHint[] = [];
+      const agentRows = db
+        .select({ id: agentsTable.id, name: agentsTable.name, sourceUrl: agentsTable.sourceUrl, sourceUrlKey: agentsTable.sourceUrlKey })
+        .from(agentsTable)
+        .where(eq(agentsTable.listed, true))
+        .all();
+      for (const candidate of agentRows) {
+        // The agent this submission became is not a duplicate of it.
+        if (candidate.id === row.agentId) continue;
+        const matches = hintFor(candidate);
+        if (matches.length) agentHints.push({ id: candidate.id, name: candidate.name, source_url: candidate.sourceUrl, matches });
+      }
+
+      // An approved submission is its listed agent: shown once, as the agent.
+      const hintedAgents = new Set(agentHints.map((hint) => hint.id));
+      const submissionHints: DuplicateHint[] = [];
+      const submissionRows = db
+        .select({
+          id: submissions.id,
+          agentId: submissions.agentId,
+          name: submissions.name,
+          status: submissions.status,
+          sourceUrl: submissions.sourceUrl,
+          sourceUrlKey: submissions.sourceUrlKey,
+        })
+        .from(submissions)
+        .where(ne(submissions.id, id))
+        .all();
+      for (const candidate of submissionRows) {
+        if (candidate.agentId !== null && hintedAgents.has(candidate.agentId)) continue;
+        const matches = hintFor(candidate);
+        if (matches.length) {
+          submissionHints.push({
+            id: candidate.id,
+            name: candidate.name,
+            source_url: candidate.sourceUrl,
+            status: candidate.status,
+            matches,
+          });
+        }
+      }
+      return { agents: best(agentHints), submissions: best(submissionHints) };
     },
   };
   return service;

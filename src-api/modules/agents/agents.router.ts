@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { agentInputSchema, listAgentsQuerySchema } from '../../modules/agents/agents.schemas';
-import { toAdminAgent } from '../../modules/agents/agents.service';
-import { searchBodySchema } from '../../modules/search/search.schemas';
 import { idParamSchema } from '../../lib/schemas';
-import { adminProcedure, router } from '../init';
+import { adminProcedure, router } from '../../trpc/init';
+import { searchBodySchema } from '../search/search.schemas';
+import { agentInputSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
+import { toAdminAgent } from './agents.service';
 
 const fields = agentInputSchema.shape;
 
@@ -30,6 +30,12 @@ export const agentsRouter = router({
   /** Listed agents, as the public API pages them. */
   list: adminProcedure.input(listAgentsQuerySchema.prefault({})).query(({ ctx, input }) => {
     const page = ctx.services.agents.list(input);
+    return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
+  }),
+
+  /** The console's browse: listed, unlisted or all agents with moderation fields, paged and sorted like `list`. */
+  browse: adminProcedure.input(consoleListAgentsQuerySchema.prefault({})).query(({ ctx, input }) => {
+    const page = ctx.services.agents.listForConsole(input);
     return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
