@@ -1,0 +1,189 @@
+/**
+ * A deterministic synthetic directory for benchmarks: the same N agents on
+ * every machine, with 200–400 character descriptions, shared authors,
+ * categories and capabilities, and a distinctive word in every name so that
+ * quality can be measured (each query has one right answer).
+ */
+import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+
+export interface BenchAgent {
+  id: string;
+  name: string;
+  tagline: string;
+  description: string;
+  author: string;
+  capabilities: string[];
+  categories: string[];
+  type: (typeof AGENT_TYPES)[number];
+  source_url: string;
+}
+
+/** mulberry32: small, fast, good enough for test data. */
+export function createRandom(seed: number) {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (max: number) => Math.floor(next() * max),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
+    sample: <T>(items: readonly T[], count: number): T[] => {
+      const chosen = new Set<T>();
+      while (chosen.size < Math.min(count, items.length)) chosen.add(items[Math.floor(next() * items.length)]!);
+      return [...chosen];
+    },
+  };
+}
+
+const SYLLABLES = ['ka', 'zu', 'mor', 'vel', 'tri', 'quo', 'lin', 'dax', 'pho', 'ren', 'sil', 'gor', 'nex', 'bri', 'tal', 'vox', 'mir', 'zen', 'cal', 'dro', 'fen', 'hul', 'jas', 'kir'];
+const ROLES = ['Assistant', 'Agent', 'Copilot', 'Bot', 'Helper', 'Pilot', 'Scout', 'Analyst', 'Builder', 'Guard', 'Writer', 'Planner'];
+const DOMAINS = ['Code', 'Data', 'Research', 'Support', 'Security', 'Cloud', 'Sales', 'Docs', 'Design', 'Finance', 'Legal', 'Health', 'Ops', 'Test', 'Search'];
+const VERBS = ['reviews', 'summarises', 'monitors', 'generates', 'triages', 'translates', 'audits', 'schedules', 'classifies', 'extracts', 'answers', 'refactors', 'deploys', 'tests', 'drafts'];
+const OBJECTS = ['pull requests', 'support tickets', 'log files', 'research papers', 'invoices', 'contracts', 'dashboards', 'API schemas', 'meeting notes', 'sales leads', 'incident reports', 'test suites', 'cloud costs', 'design mockups', 'datasets'];
+const FILLER = [
+  'It runs on your own infrastructure and keeps data private.',
+  'Teams use it to cut repetitive work and keep quality high.',
+  'It integrates with the tools you already use through plain HTTP.',
+  'Every decision it makes is logged so humans can review it later.',
+  'It learns the conventions of your project from existing examples.',
+  'Results arrive as structured JSON that other agents can consume.',
+  'A small configuration file controls which actions it may take.',
+  'It works in batch mode overnight or interactively during the day.',
+  'Latency stays low because it caches what it has already seen.',
+  'Supports English, German, French and Spanish out of the box.',
+];
+export const CATEGORIES = Array.from({ length: 60 }, (_, i) => `${DOMAINS[i % DOMAINS.length]!.toLowerCase()}-${['tools', 'automation', 'insights', 'ops'][Math.floor(i / DOMAINS.length)]}`);
+export const CAPABILITIES = [
+  ...VERBS.flatMap((verb) => OBJECTS.slice(0, 8).map((object) => `${verb}-${object.split(' ')[0]}`)),
+  'python',
+  'typescript',
+  'rust',
+  'sql',
+  'kubernetes',
+  'terraform',
+  'slack',
+  'github',
+  'jira',
+  'ocr',
+  'speech',
+  'vision',
+];
+
+/** A pronounceable, distinctive word: the name's unique part, e.g. "Kazumor". */
+function distinctiveWord(index: number): string {
+  let n = index;
+  let word = '';
+  do {
+    word += SYLLABLES[n % SYLLABLES.length];
+    n = Math.floor(n / SYLLABLES.length);
+  } while (n > 0);
+  // At least three syllables, so every word is long enough to be typo-tested.
+  while (word.length < 7) word += SYLLABLES[(index * 7 + word.length) % SYLLABLES.length];
+  return word[0]!.toUpperCase() + word.slice(1);
+}
+
+export function generateAgents(count: number, seed = 42): BenchAgent[] {
+  const random = createRandom(seed);
+  const authors = Array.from({ length: Math.max(10, Math.floor(count / 8)) }, (_, i) => `${distinctiveWord(i + 7919)} Labs`);
+  const agents: BenchAgent[] = [];
+  for (let i = 0; i < count; i++) {
+    const word = distinctiveWord(i);
+    const domain = random.pick(DOMAINS);
+    const name = `${word} ${domain} ${random.pick(ROLES)}`;
+    const verb = random.pick(VERBS);
+    const object = random.pick(OBJECTS);
+    let description = `${name} ${verb} ${object} for ${domain.toLowerCase()} teams.`;
+    while (description.length < 200 + random.int(200)) description += ` ${random.pick(FILLER)}`;
+    const author = authors[random.int(authors.length)]!;
+    agents.push({
+      id: `bench-${i.toString(36)}`,
+      name,
+      tagline: `${verb[0]!.toUpperCase()}${verb.slice(1)} ${object} automatically`,
+      description: description.slice(0, 400),
+      author,
+      capabilities: random.sample(CAPABILITIES, 2 + random.int(4)),
+      categories: random.sample(CATEGORIES, 1 + random.int(3)),
+      type: AGENT_TYPES[i % AGENT_TYPES.length]!,
+      source_url: `https://github.com/${author.toLowerCase().replace(/\s+/g, '-')}/${word.toLowerCase()}-${i.toString(36)}`,
+    });
+  }
+  return agents;
+}
+
+/** One or two edits (substitution, deletion, insertion, transposition) inside a word. */
+export function typo(word: string, edits: 1 | 2, random: ReturnType<typeof createRandom>): string {
+  let result = word.toLowerCase();
+  for (let e = 0; e < edits; e++) {
+    // Keep the first letter: people rarely mistype it, and it keeps the query recognisable.
+    const at = 1 + random.int(result.length - 2);
+    const letter = 'abcdefghijklmnopqrstuvwxyz'[random.int(26)]!;
+    switch (random.int(4)) {
+      case 0:
+        result = result.slice(0, at) + (letter === result[at] ? 'x' : letter) + result.slice(at + 1);
+        break;
+      case 1:
+        result = result.slice(0, at) + result.slice(at + 1);
+        break;
+      case 2:
+        result = result.slice(0, at) + letter + result.slice(at);
+        break;
+      default:
+        result = result.slice(0, at) + result[at + 1] + result[at] + result.slice(at + 2);
+    }
+  }
+  return result;
+}
+
+export interface QualityQuery {
+  query: string;
+  targetId: string;
+  kind: 'exact' | 'typo';
+}
+
+/** Queries with one right answer: the target's distinctive name word, exact or with typos. */
+export function qualityQueries(agents: BenchAgent[], count: number, seed = 7): QualityQuery[] {
+  const random = createRandom(seed);
+  const queries: QualityQuery[] = [];
+  for (let i = 0; i < count; i++) {
+    const agent = agents[random.int(agents.length)]!;
+    const word = agent.name.split(' ')[0]!;
+    if (i % 2 === 0) queries.push({ query: word.toLowerCase(), targetId: agent.id, kind: 'exact' });
+    else queries.push({ query: typo(word, i % 4 === 1 ? 1 : 2, random), targetId: agent.id, kind: 'typo' });
+  }
+  return queries;
+}
+
+/** A mixed load: words, phrases, prefixes and typos, some with filters. */
+export function mixedSearches(agents: BenchAgent[], count: number, seed = 11): { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] {
+  const random = createRandom(seed);
+  const searches: { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] = [];
+  for (let i = 0; i < count; i++) {
+    const agent = agents[random.int(agents.length)]!;
+    const word = agent.name.split(' ')[0]!.toLowerCase();
+    switch (i % 6) {
+      case 0:
+        searches.push({ q: word });
+        break;
+      case 1:
+        searches.push({ q: `${random.pick(VERBS)} ${random.pick(OBJECTS)}` });
+        break;
+      case 2:
+        searches.push({ q: word.slice(0, 4) });
+        break;
+      case 3:
+        searches.push({ q: typo(word, 1, random) });
+        break;
+      case 4:
+        searches.push({ q: random.pick(DOMAINS).toLowerCase(), type: agent.type, min_trust: 5 });
+        break;
+      default:
+        searches.push({ q: `${random.pick(DOMAINS).toLowerCase()} ${random.pick(ROLES).toLowerCase()}`, capabilities: agent.capabilities.slice(0, 1) });
+    }
+  }
+  return searches;
+}

@@ -1,0 +1,370 @@
+/**
+ * `npm run bench`: the read/search performance goals of the directory,
+ * measured side by side in one run on a generated directory (100,000 agents
+ * by default), against a raw node:http baseline measured in the same run.
+ *
+ *   npm run bench                       # 100,000 agents, 10 s per load
+ *   npm run bench -- --agents 2000 --duration 1 --smoke   # the quick run npm test uses
+ *
+ * Prints a table (goal, measured, met?) and writes bench/results/latest.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { Command } from 'commander';
+import { createConfig, databasePath } from '../src-api/config';
+import { openDatabase } from '../src-api/db/client';
+import { createServices } from '../src-api/services';
+import { createRandom, generateAgents, mixedSearches, qualityQueries, type BenchAgent } from './lib/dataset';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+interface Options {
+  agents: number;
+  duration: number;
+  connections: number;
+  smoke: boolean;
+  keep: boolean;
+}
+
+interface Row {
+  what: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
+
+const program = new Command('bench')
+  .option('--agents <n>', 'agents in the generated directory', (v) => Number(v), 100_000)
+  .option('--duration <s>', 'seconds per load run', (v) => Number(v), 10)
+  .option('--connections <n>', 'concurrent connections per load run', (v) => Number(v), 50)
+  .option('--smoke', 'a quick run: report figures, never fail on goals')
+  .option('--keep', 'keep the generated data dir')
+  .parse();
+const options = program.opts<Options>();
+
+const rows: Row[] = [];
+const record = (what: string, goal: string, measured: string, met: boolean | null) => {
+  rows.push({ what, goal, measured, met });
+  console.error(`  ${met === null ? '·' : met ? '✓' : '✗'} ${what}: ${measured} (goal ${goal})`);
+};
+
+async function main(): Promise<void> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-bench-'));
+  const dataDir = path.join(work, 'data');
+  const children: ChildProcess[] = [];
+  const cleanUp = () => {
+    for (const child of children) child.kill('SIGKILL');
+    if (!options.keep) fs.rmSync(work, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => {
+    cleanUp();
+    process.exit(130);
+  });
+
+  try {
+    console.error(`Generating ${options.agents.toLocaleString('en')} agents…`);
+    const agents = generateAgents(options.agents);
+    const file = path.join(work, 'agents.jsonl');
+    fs.writeFileSync(file, agents.map((agent) => JSON.stringify(agent)).join('\n') + '\n');
+
+    // 1. Import through the real CLI.
+    const importStarted = performance.now();
+    await runToEnd('node', ['--import', 'tsx', 'src-api/cli.ts', 'import', file, '--data-dir', dataDir]);
+    const importSeconds = (performance.now() - importStarted) / 1000;
+    record(`cli import of ${options.agents.toLocaleString('en')} agents`, '≤ 30 s', `${importSeconds.toFixed(1)} s`, importSeconds <= 30);
+
+    // 2. Start-up to the first 200 from /health.
+    const port = await freePort();
+    const startupStarted = performance.now();
+    const server = spawn('node', ['--import', 'tsx', 'src-api/serve.ts', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(server);
+    const base = `http://127.0.0.1:${port}/api/v1`;
+    await waitForHealth(`${base}/health`, 60_000);
+    const startupSeconds = (performance.now() - startupStarted) / 1000;
+    record('start-up to first 200 from /health', '≤ 2 s', `${startupSeconds.toFixed(2)} s`, startupSeconds <= 2);
+    const health = (await (await fetch(`${base}/health`)).json()) as { agents_indexed: number };
+    // Search must be current right after the import: every agent indexed.
+    record('search index current after import', `${options.agents} indexed`, `${health.agents_indexed} indexed`, health.agents_indexed === options.agents);
+
+    // 3. The raw node:http baseline, in its own process like the server.
+    const baselinePort = await freePort();
+    const baseline = spawn('node', ['-e', BASELINE_SERVER, String(baselinePort)], { cwd: root, stdio: 'ignore' });
+    children.push(baseline);
+    await waitForHealth(`http://127.0.0.1:${baselinePort}/`, 10_000);
+
+    const rss = trackRss(server.pid!);
+    const random = createRandom(99);
+    const pickId = () => agents[random.int(agents.length)]!.id;
+
+    const baselineLoad = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    record('raw node:http, fixed 1 KB JSON (baseline)', '—', `${fmt(baselineLoad.rps)} req/s`, null);
+
+    const byId = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}`);
+    const byIdRatio = byId.rps / baselineLoad.rps;
+    record('GET /agents/{id}', '≥ 75 % of baseline', `${fmt(byId.rps)} req/s = ${(byIdRatio * 100).toFixed(0)} %, p99 ${byId.p99} ms`, byIdRatio >= 0.75);
+
+    const bulk = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`);
+    record('GET /agents/bulk (50 ids)', '≥ 1,500 req/s', `${fmt(bulk.rps)} req/s, p99 ${bulk.p99} ms`, bulk.rps >= 1500);
+
+    const types = ['coding', 'research', 'data', 'security'];
+    const list = await load(
+      `http://127.0.0.1:${port}`,
+      () => `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
+    );
+    record('GET /agents (list pages)', '≥ 3,000 req/s', `${fmt(list.rps)} req/s, p99 ${list.p99} ms`, list.rps >= 3000);
+
+    const connections = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}/connections`);
+    record('GET /agents/{id}/connections', '≥ 3,000 req/s', `${fmt(connections.rps)} req/s, p99 ${connections.p99} ms`, connections.rps >= 3000);
+
+    const searches = mixedSearches(agents, 2000);
+    let next = 0;
+    const searchLoad = await load(`http://127.0.0.1:${port}`, () => {
+      const s = searches[next++ % searches.length]!;
+      if (next % 2 === 0) {
+        return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ query: s.q, limit: 20, ...filtersOf(s) }) };
+      }
+      const params = new URLSearchParams({ q: s.q, limit: '20' });
+      if (s.type) params.set('type', s.type);
+      if (s.min_trust !== undefined) params.set('min_trust', String(s.min_trust));
+      if (s.capabilities) params.set('capabilities', s.capabilities.join(','));
+      return `/api/v1/agents/search?${params}`;
+    });
+    record(
+      'search over HTTP (GET + POST, mixed, top 20)',
+      '≥ 1,500 req/s, p99 ≤ 50 ms',
+      `${fmt(searchLoad.rps)} req/s, p99 ${searchLoad.p99} ms`,
+      searchLoad.rps >= 1500 && searchLoad.p99 <= 50,
+    );
+
+    const peakRss = rss.stop();
+    record('server RSS under load (peak)', '≤ 400 MB', `${peakRss.toFixed(0)} MB`, peakRss <= 400);
+
+    // 4. Quality, over HTTP: each query has one right answer.
+    const quality = await measureQuality(base, agents);
+    record('typo queries: target in top 5', '≥ 95 %', `${quality.typo.toFixed(1)} % of ${quality.typoCount}`, quality.typo >= 95);
+    record('exact queries: target in top 5', '≥ 99 %', `${quality.exact.toFixed(1)} % of ${quality.exactCount}`, quality.exact >= 99);
+    record('filters respected exactly', '100 %', `${quality.filterViolations} violations in ${quality.filterChecks} results`, quality.filterViolations === 0);
+
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+
+    // 5. In-process: search latency and write throughput on the same data dir.
+    const inProcess = measureInProcess(dataDir, agents, searches);
+    record('search in-process p50 / p99', 'p99 ≤ 5 ms', `${inProcess.searchP50.toFixed(2)} / ${inProcess.searchP99.toFixed(2)} ms`, inProcess.searchP99 <= 5);
+    record('writes in-process (reviews + agent updates)', '≥ 1,000 /s', `${fmt(inProcess.writesPerSecond)} /s`, inProcess.writesPerSecond >= 1000);
+    record('new agent findable by the next search', 'yes', inProcess.freshWriteFound ? 'yes' : 'no', inProcess.freshWriteFound);
+  } finally {
+    cleanUp();
+  }
+
+  printTable();
+  const resultsDir = path.join(root, 'bench', 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(resultsDir, options.smoke ? 'smoke.json' : 'latest.json'),
+    JSON.stringify({ options, machine: { cpus: os.cpus().length, node: process.version }, rows }, null, 2) + '\n',
+  );
+  const unmet = rows.filter((row) => row.met === false);
+  if (unmet.length && !options.smoke) {
+    console.error(`${unmet.length} goal(s) not met`);
+    process.exitCode = 1;
+  }
+}
+
+function filtersOf(search: { type?: string; min_trust?: number; capabilities?: string[] }) {
+  return {
+    ...(search.type && { type: search.type }),
+    ...(search.min_trust !== undefined && { min_trust: search.min_trust }),
+    ...(search.capabilities && { capabilities: search.capabilities }),
+  };
+}
+
+type RequestSpec = string | { method: 'POST'; path: string; body: string };
+
+/** One autocannon run with a fresh request for every call. */
+async function load(origin: string, nextRequest: () => RequestSpec): Promise<{ rps: number; p99: number; errors: number }> {
+  const result = await autocannon({
+    url: origin,
+    connections: options.connections,
+    duration: options.duration,
+    requests: [
+      {
+        setupRequest: (request) => {
+          const spec = nextRequest();
+          if (typeof spec === 'string') return { ...request, method: 'GET', path: spec };
+          return { ...request, method: spec.method, path: spec.path, body: spec.body, headers: { 'content-type': 'application/json' } };
+        },
+      },
+    ],
+  });
+  const failures = result.errors + result.timeouts + result.non2xx;
+  if (failures > 0) console.error(`    (${failures} errors/timeouts/non-2xx)`);
+  return { rps: result.requests.average, p99: result.latency.p99, errors: failures };
+}
+
+async function measureQuality(base: string, agents: BenchAgent[]) {
+  const queries = qualityQueries(agents, options.smoke ? 200 : 1000);
+  const hits = { exact: 0, typo: 0 };
+  const counts = { exact: 0, typo: 0 };
+  for (const query of queries) {
+    const body = (await (await fetch(`${base}/agents/search?${new URLSearchParams({ q: query.query, limit: '5' })}`)).json()) as { agents: { id: string }[] };
+    counts[query.kind]++;
+    if (body.agents.some((agent) => agent.id === query.targetId)) hits[query.kind]++;
+  }
+  let filterChecks = 0;
+  let filterViolations = 0;
+  for (const search of mixedSearches(agents, 200, 5).filter((s) => s.type || s.min_trust !== undefined || s.capabilities)) {
+    const response = await fetch(`${base}/agents/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: search.q, limit: 100, ...filtersOf(search) }),
+    });
+    const body = (await response.json()) as { agents: { type: string; trust_score: number; capabilities: string[] }[] };
+    for (const agent of body.agents) {
+      filterChecks++;
+      const ok =
+        (!search.type || agent.type === search.type) &&
+        (search.min_trust === undefined || agent.trust_score >= search.min_trust) &&
+        (!search.capabilities || search.capabilities.every((c) => agent.capabilities.map((x) => x.toLowerCase()).includes(c.toLowerCase())));
+      if (!ok) filterViolations++;
+    }
+  }
+  return {
+    exact: (hits.exact / counts.exact) * 100,
+    typo: (hits.typo / counts.typo) * 100,
+    exactCount: counts.exact,
+    typoCount: counts.typo,
+    filterChecks,
+    filterViolations,
+  };
+}
+
+function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>) {
+  const config = createConfig({ dataDir, demoData: false });
+  const db = openDatabase(databasePath(config));
+  const services = createServices({ db, config });
+  const run = (s: (typeof searches)[number]) =>
+    services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
+  run(searches[0]!); // builds the index
+  const timings: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const search of searches) {
+      const started = performance.now();
+      run(search);
+      timings.push(performance.now() - started);
+    }
+  }
+  timings.sort((a, b) => a - b);
+  const quantile = (q: number) => timings[Math.min(timings.length - 1, Math.floor(q * timings.length))]!;
+
+  const random = createRandom(3);
+  const writes = options.smoke ? 500 : 5000;
+  const started = performance.now();
+  for (let i = 0; i < writes; i++) {
+    const agent = agents[random.int(agents.length)]!;
+    if (i % 2 === 0) services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
+    else services.agents.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
+  }
+  const writesPerSecond = writes / ((performance.now() - started) / 1000);
+
+  const fresh = services.agents.create(
+    { name: 'Zyxquorblat Fresh Agent', tagline: 'Created by the benchmark', description: '', author: 'Bench', capabilities: [], categories: [], type: 'other', source_url: 'https://example.com/zyxquorblat' },
+    { emitEvents: false },
+  );
+  const freshWriteFound = services.search.search({ query: 'zyxquorblat', limit: 5 }).agents.some((agent: { id: string }) => agent.id === fresh.id);
+  db.$client.close();
+  return { searchP50: quantile(0.5), searchP99: quantile(0.99), writesPerSecond, freshWriteFound };
+}
+
+function trackRss(pid: number) {
+  let peak = 0;
+  const sample = () => {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb / 1024);
+    } catch {
+      // The process is gone; keep the peak we saw.
+    }
+  };
+  const timer = setInterval(sample, 200);
+  sample();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}
+
+function runToEnd(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en');
+
+function printTable(): void {
+  const header = ['what', 'goal', 'measured', 'met'];
+  const lines = rows.map((row) => [row.what, row.goal, row.measured, row.met === null ? '—' : row.met ? 'yes' : 'NO']);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((line) => line[i]!.length)));
+  const format = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(
+    `\nAgent Directory benchmark: ${options.agents.toLocaleString('en')} agents, ${options.connections} connections, ${options.duration} s per load, ${os.cpus().length} cores, Node ${process.version}`,
+  );
+  console.log(format(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const line of lines) console.log(format(line));
+}
+
+/** The baseline: raw node:http answering a fixed 1 KB JSON body. */
+const BASELINE_SERVER = `
+const http = require('node:http');
+const body = JSON.stringify({ id: 'baseline', name: 'Baseline', description: 'x'.repeat(940) });
+http.createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}).listen(Number(process.argv[1]), '127.0.0.1');
+`;
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

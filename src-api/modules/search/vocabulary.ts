@@ -1,0 +1,290 @@
+import { boundedEditDistance, NO_SUFFIX } from './text';
+
+/** Vocabulary terms that one query term may stand for, with how far they are from it. */
+export interface FuzzyMatch {
+  termId: number;
+  /** Edits (insertion, deletion, substitution, adjacent swap). */
+  distance: number;
+  /** Dice coefficient of the two words' trigram sets, 0–1: ranks matches at the same distance. */
+  similarity: number;
+}
+
+/** How many edits a typo may have, given the lengths of the typed word and the vocabulary word. */
+export type EditAllowance = (queryLength: number, termLength: number) => number;
+
+/** New terms wait in an unsorted list (scanned linearly by prefix lookups) until there are this many. */
+const PENDING_MERGE_THRESHOLD = 1024;
+/** Never look at more than this many vocabulary terms for one prefix. */
+const PREFIX_SCAN_LIMIT = 20_000;
+/**
+ * Edit distances computed per typo lookup at most, best trigram overlap first:
+ * bounds the worst case when a word has thousands of look-alikes.
+ */
+const MAX_VERIFICATIONS = 2_000;
+/** Padding characters that cannot occur in a term, so grams also mark where a word starts and ends. */
+const START = '\u0002\u0002';
+const END = '\u0003\u0003';
+
+/**
+ * Every distinct term of the index, with two lookups besides the exact one:
+ *
+ * - prefixes, by binary search over the terms in sorted order;
+ * - near misses (typos), by a trigram index over the terms: two words
+ *   within edit distance k share at least max(|grams(a)|, |grams(b)|) − 4k
+ *   distinct padded trigrams (one edit, even an adjacent swap, destroys at
+ *   most four), so only terms reaching that count (and of a length within k)
+ *   are checked with the exact, bounded edit distance. No query ever walks
+ *   the whole vocabulary. The trigram lists are kept per first letter, and
+ *   typos are only looked for among words with the same first letter (as
+ *   Elasticsearch's prefix_length 1): people rarely mistype it, and it makes
+ *   the lists an order of magnitude shorter.
+ *
+ * Terms are never removed: a term whose agents are all gone has no postings
+ * and is skipped by the index.
+ */
+export class Vocabulary {
+  private readonly terms: string[] = [];
+  /**
+   * term → id, open addressing over (id + 1), 0 = empty. Our own table rather
+   * than a Map so that indexing can look a word up as a slice of its text,
+   * without allocating a string for each of the millions of words it reads.
+   */
+  private table = new Int32Array(1 << 12);
+  private termHashes = new Int32Array(1024);
+  private termLengths = new Uint8Array(1024);
+  private termGramCounts = new Uint8Array(1024);
+
+  private sorted: string[] = [];
+  private sortedIds: number[] = [];
+  private pending: number[] = [];
+
+  private readonly gramPostings = new Map<string, number[]>();
+  private gramCounts = new Uint8Array(1024);
+  private gramStamps = new Uint32Array(1024);
+  private gramStamp = 0;
+
+  get size(): number {
+    return this.terms.length;
+  }
+
+  term(termId: number): string {
+    return this.terms[termId]!;
+  }
+
+  idOf(term: string): number | undefined {
+    const termId = this.find(term, 0, term.length, NO_SUFFIX, hashSlice(term, 0, term.length, NO_SUFFIX));
+    return termId < 0 ? undefined : termId;
+  }
+
+  /** The id of `term`, adding it when new. */
+  intern(term: string): number {
+    return this.internSlice(term, 0, term.length, NO_SUFFIX);
+  }
+
+  /** The id of the term source[start, end) + suffix character (if not -1), adding it when new. */
+  internSlice(source: string, start: number, end: number, suffix: number): number {
+    const hash = hashSlice(source, start, end, suffix);
+    const known = this.find(source, start, end, suffix, hash);
+    if (known >= 0) return known;
+    const term = source.slice(start, end) + (suffix === NO_SUFFIX ? '' : String.fromCharCode(suffix));
+    const termId = this.terms.length;
+    this.terms.push(term);
+    if (termId >= this.termLengths.length) this.growScratch(termId + 1);
+    this.termHashes[termId] = hash;
+    if ((termId + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
+    this.place(termId);
+    this.termLengths[termId] = term.length;
+    const grams = distinctGrams(term);
+    this.termGramCounts[termId] = Math.min(255, grams.length);
+    for (const gram of grams) {
+      const key = term[0] + gram;
+      const list = this.gramPostings.get(key);
+      if (list) list.push(termId);
+      else this.gramPostings.set(key, [termId]);
+    }
+    this.pending.push(termId);
+    return termId;
+  }
+
+  /** Calls `visit` for every term that starts with `prefix` (itself included), in no particular order. */
+  forEachWithPrefix(prefix: string, visit: (termId: number) => void): void {
+    // Merged on demand, so a bulk load does not merge over and over.
+    if (this.pending.length >= PENDING_MERGE_THRESHOLD) this.mergePending();
+    let index = lowerBound(this.sorted, prefix);
+    for (let seen = 0; index < this.sorted.length && seen < PREFIX_SCAN_LIMIT; index++, seen++) {
+      if (!this.sorted[index]!.startsWith(prefix)) break;
+      visit(this.sortedIds[index]!);
+    }
+    for (const termId of this.pending) if (this.terms[termId]!.startsWith(prefix)) visit(termId);
+  }
+
+  /** Terms within the allowed number of edits of `term`, the term itself excluded. */
+  fuzzyMatches(term: string, allowance: EditAllowance): FuzzyMatch[] {
+    const length = term.length;
+    let maxDistance = 0;
+    for (let other = Math.max(1, length - 2); other <= length + 2; other++) maxDistance = Math.max(maxDistance, allowance(length, other));
+    if (maxDistance === 0) return [];
+    const grams = distinctGrams(term);
+    const stamp = this.nextGramStamp();
+    const counts = this.gramCounts;
+    const stamps = this.gramStamps;
+    const lengths = this.termLengths;
+    const candidates: number[] = [];
+    for (const gram of grams) {
+      const list = this.gramPostings.get(term[0] + gram);
+      if (!list) continue;
+      for (let i = 0; i < list.length; i++) {
+        const termId = list[i]!;
+        const difference = lengths[termId]! - length;
+        if (difference > maxDistance || difference < -maxDistance) continue;
+        if (stamps[termId] !== stamp) {
+          stamps[termId] = stamp;
+          counts[termId] = 1;
+          candidates.push(termId);
+        } else if (counts[termId]! < 255) {
+          counts[termId]!++;
+        }
+      }
+    }
+    // Candidates passing the count and length filters, most grams in common first, at most MAX_VERIFICATIONS of them.
+    const passing: number[][] = [];
+    for (const termId of candidates) {
+      const shared = counts[termId]!;
+      const allowed = allowance(length, lengths[termId]!);
+      if (allowed === 0 || Math.abs(lengths[termId]! - length) > allowed) continue;
+      if (shared < Math.max(1, Math.max(grams.length, this.termGramCounts[termId]!) - 4 * allowed)) continue;
+      (passing[shared] ??= []).push(termId);
+    }
+    const matches: FuzzyMatch[] = [];
+    let verifications = 0;
+    for (let shared = passing.length - 1; shared > 0 && verifications < MAX_VERIFICATIONS; shared--) {
+      for (const termId of passing[shared] ?? []) {
+        if (verifications++ >= MAX_VERIFICATIONS) break;
+        this.verify(term, termId, shared, grams.length, allowance, matches);
+      }
+    }
+    return matches;
+  }
+
+  /** Adds `termId` to `matches` when it is within the allowed edits of `term` (and is not `term` itself). */
+  private verify(term: string, termId: number, shared: number, termGrams: number, allowance: EditAllowance, matches: FuzzyMatch[]): void {
+    const allowed = allowance(term.length, this.termLengths[termId]!);
+    const candidate = this.terms[termId]!;
+    if (candidate === term) return;
+    const distance = boundedEditDistance(term, candidate, allowed);
+    if (distance <= allowed) matches.push({ termId, distance, similarity: (2 * shared) / (termGrams + this.termGramCounts[termId]!) });
+  }
+
+  /** Folds the new terms into the sorted array (a linear merge). */
+  mergePending(): void {
+    if (this.pending.length === 0) return;
+    const added = this.pending
+      .map((termId) => ({ termId, term: this.terms[termId]! }))
+      .sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : 0));
+    const sorted: string[] = new Array(this.sorted.length + added.length);
+    const sortedIds: number[] = new Array(sorted.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < this.sorted.length || j < added.length) {
+      if (j >= added.length || (i < this.sorted.length && this.sorted[i]! < added[j]!.term)) {
+        sorted[k] = this.sorted[i]!;
+        sortedIds[k++] = this.sortedIds[i++]!;
+      } else {
+        sorted[k] = added[j]!.term;
+        sortedIds[k++] = added[j++]!.termId;
+      }
+    }
+    this.sorted = sorted;
+    this.sortedIds = sortedIds;
+    this.pending = [];
+  }
+
+  private find(source: string, start: number, end: number, suffix: number, hash: number): number {
+    const mask = this.table.length - 1;
+    const length = end - start + (suffix === NO_SUFFIX ? 0 : 1);
+    for (let probe = hash & mask; ; probe = (probe + 1) & mask) {
+      const entry = this.table[probe]!;
+      if (entry === 0) return -1;
+      const termId = entry - 1;
+      if (this.termHashes[termId] !== hash) continue;
+      const term = this.terms[termId]!;
+      if (term.length !== length) continue;
+      let same = true;
+      for (let i = start; i < end; i++) {
+        if (term.charCodeAt(i - start) !== source.charCodeAt(i)) {
+          same = false;
+          break;
+        }
+      }
+      if (same && (suffix === NO_SUFFIX || term.charCodeAt(length - 1) === suffix)) return termId;
+    }
+  }
+
+  private place(termId: number): void {
+    const mask = this.table.length - 1;
+    let probe = this.termHashes[termId]! & mask;
+    while (this.table[probe] !== 0) probe = (probe + 1) & mask;
+    this.table[probe] = termId + 1;
+  }
+
+  private rehash(size: number): void {
+    this.table = new Int32Array(size);
+    for (let termId = 0; termId < this.terms.length; termId++) this.place(termId);
+  }
+
+  private nextGramStamp(): number {
+    if (this.gramStamp >= 0xfffffffe) {
+      this.gramStamps.fill(0);
+      this.gramStamp = 0;
+    }
+    return ++this.gramStamp;
+  }
+
+  private growScratch(minimum: number): void {
+    const capacity = Math.max(minimum, this.termLengths.length * 2);
+    const lengths = new Uint8Array(capacity);
+    lengths.set(this.termLengths);
+    this.termLengths = lengths;
+    const hashes = new Int32Array(capacity);
+    hashes.set(this.termHashes);
+    this.termHashes = hashes;
+    const gramCounts = new Uint8Array(capacity);
+    gramCounts.set(this.termGramCounts);
+    this.termGramCounts = gramCounts;
+    this.gramCounts = new Uint8Array(capacity);
+    const stamps = new Uint32Array(capacity);
+    stamps.set(this.gramStamps);
+    this.gramStamps = stamps;
+  }
+}
+
+/** The distinct trigrams of a term padded with two start and two end marks ("ab" → ␂␂a ␂ab ab␃ b␃␃). */
+export function distinctGrams(term: string): string[] {
+  const padded = `${START}${term}${END}`;
+  const grams = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) grams.add(padded.slice(i, i + 3));
+  return [...grams];
+}
+
+/** FNV-1a over the slice and suffix, then a final avalanche so that linear probing spreads. */
+function hashSlice(source: string, start: number, end: number, suffix: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ source.charCodeAt(i), 0x01000193);
+  if (suffix !== NO_SUFFIX) hash = Math.imul(hash ^ suffix, 0x01000193);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  return hash | 0;
+}
+
+function lowerBound(sorted: readonly string[], target: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]! < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

@@ -1,0 +1,384 @@
+import { describe, expect, it } from 'vitest';
+import { allowedEdits, SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
+import { boundedEditDistance, indexTerms, parseQuery, stem, tokenize } from '../../src-api/modules/search/text';
+import { Vocabulary } from '../../src-api/modules/search/vocabulary';
+
+let sequence = 0;
+function agent(overrides: Partial<IndexableAgent> = {}): IndexableAgent {
+  sequence++;
+  return {
+    id: overrides.id ?? `agent-${sequence}`,
+    name: `Agent ${sequence}`,
+    tagline: 'Does things',
+    description: '',
+    author: '',
+    capabilities: [],
+    categories: [],
+    type: 'other',
+    trustScore: 10,
+    listed: true,
+    ...overrides,
+  };
+}
+
+function indexOf(agents: IndexableAgent[], options?: ConstructorParameters<typeof SearchIndex>[0]): SearchIndex {
+  const index = new SearchIndex(options);
+  for (const each of agents) index.apply(each);
+  return index;
+}
+
+const ids = (hits: { id: string }[]) => hits.map((hit) => hit.id);
+
+describe('text', () => {
+  it('tokenizes case- and accent-insensitively on anything but letters and digits', () => {
+    expect(tokenize('Café-Bot v2: PDF_parsing!')).toEqual(['cafe', 'bot', 'v2', 'pdf', 'parsing']);
+  });
+
+  it('folds simple plurals and leaves other words alone', () => {
+    expect(['agents', 'apis', 'libraries', 'services', 'process', 'status', 'data'].map(stem)).toEqual([
+      'agent',
+      'api',
+      'library',
+      'service',
+      'process',
+      'status',
+      'data',
+    ]);
+  });
+
+  it('indexes exactly the terms a query for the same words looks up', () => {
+    // Indexing stems slices of the text without making strings; queries stem strings. They must agree.
+    const text =
+      'The Libraries and APIs: agents, services, processes, status, eies aies aes ees oes ies series news bus gas this is it ' +
+      'Café-Bots ÜBER naïve résumés ' +
+      'x'.repeat(45) +
+      's';
+    const viaQuery = tokenize(text)
+      .filter((token) => !['the', 'and', 'this', 'is', 'it'].includes(token))
+      .map(stem);
+    expect(indexTerms(text, false)).toEqual(viaQuery);
+    expect(indexTerms('The Agents', true)).toEqual(['the', 'agent']);
+    expect(indexTerms('Résumés of the agents', false)).toEqual(['resume', 'agent']);
+  });
+
+  it('drops stopwords from a query unless nothing else is left', () => {
+    expect(parseQuery('the code of the reviewer', 16).terms).toEqual(['code', 'reviewer']);
+    expect(parseQuery('The', 16).terms).toEqual(['the']);
+    expect(parseQuery('  ?! ', 16).terms).toEqual([]);
+  });
+
+  it('counts an adjacent swap as one edit and gives up past the bound', () => {
+    expect(boundedEditDistance('agnet', 'agent', 2)).toBe(1);
+    expect(boundedEditDistance('kubrenetis', 'kubernetes', 2)).toBe(2);
+    expect(boundedEditDistance('kitten', 'sitting', 2)).toBe(3); // "over the bound" is reported as bound + 1
+    expect(boundedEditDistance('same', 'same', 1)).toBe(0);
+    expect(boundedEditDistance('a', 'abcd', 2)).toBe(3);
+  });
+
+  it('allows one edit from 4 letters and two when the longer word has 8', () => {
+    expect(allowedEdits(3, 4)).toBe(0);
+    expect(allowedEdits(4, 5)).toBe(1);
+    expect(allowedEdits(7, 7)).toBe(1);
+    expect(allowedEdits(7, 9)).toBe(2);
+    expect(allowedEdits(8, 8)).toBe(2);
+  });
+});
+
+describe('Vocabulary', () => {
+  const vocabulary = new Vocabulary();
+  for (const term of ['agent', 'agents', 'agentic', 'magnet', 'kubernetes', 'kube', 'summarization', 'python']) vocabulary.intern(term);
+
+  it('finds prefixes in sorted and not-yet-merged terms alike', () => {
+    const withPrefix = (prefix: string) => {
+      const found: string[] = [];
+      vocabulary.forEachWithPrefix(prefix, (termId) => found.push(vocabulary.term(termId)));
+      return found.sort();
+    };
+    expect(withPrefix('agen')).toEqual(['agent', 'agentic', 'agents']);
+    vocabulary.mergePending();
+    expect(withPrefix('kube')).toEqual(['kube', 'kubernetes']);
+    vocabulary.intern('agenda');
+    expect(withPrefix('agen')).toEqual(['agenda', 'agent', 'agentic', 'agents']);
+  });
+
+  it('finds words within the allowed edits, nearest first when ranked, and nothing further', () => {
+    const near = (word: string) =>
+      vocabulary.fuzzyMatches(word, allowedEdits).map(({ termId, distance }) => [vocabulary.term(termId), distance]);
+    expect(near('agnet')).toEqual(expect.arrayContaining([['agent', 1]]));
+    expect(near('agnt').map(([term]) => term)).toEqual(['agent']); // "magnet" is two edits away; a 5-letter word gets one
+    expect(near('kuberntis')).toEqual([['kubernetes', 2]]);
+    expect(near('sumarizaton')).toEqual([['summarization', 2]]);
+    expect(near('pythn')).toEqual([['python', 1]]);
+    expect(near('pyt')).toEqual([]); // too short for typos
+    expect(near('zzzzzz')).toEqual([]);
+  });
+});
+
+describe('SearchIndex text search', () => {
+  const reviewer = agent({
+    id: 'code-reviewer',
+    name: 'Code Reviewer',
+    description: 'Reviews pull requests.',
+    capabilities: ['code-review'],
+  });
+  const noisy = agent({
+    id: 'reviewer-pro',
+    name: 'Reviewer Pro',
+    tagline: 'The code reviewer code reviewer for code',
+    description: 'code reviewer code reviewer code reviewer',
+    capabilities: ['code-review', 'code'],
+  });
+  const kube = agent({
+    id: 'kube',
+    name: 'Kubernetes Deployer',
+    description: 'Ships containers.',
+    author: 'Acme Labs',
+    capabilities: ['kubernetes', 'terraform'],
+  });
+  const summarizer = agent({ id: 'summarizer', name: 'Paper Digest', description: 'Reads papers.', capabilities: ['summarization'] });
+  const acme = agent({ id: 'acme-helper', name: 'Helper', description: 'Helps with code.', author: 'ACME labs' });
+  const all = [reviewer, noisy, kube, summarizer, acme];
+
+  it('ranks an exact name first, above agents that repeat its words', () => {
+    const { hits } = indexOf(all).search('code reviewer', 10);
+    expect(hits[0]!.id).toBe('code-reviewer');
+    expect(ids(hits)).toContain('reviewer-pro');
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+  });
+
+  it('weights the name above the description', () => {
+    const index = indexOf([
+      agent({ id: 'in-name', name: 'Invoice Agent', description: 'Handles paperwork.' }),
+      agent({ id: 'in-description', name: 'Paper Agent', description: 'Handles invoice paperwork.' }),
+    ]);
+    expect(ids(index.search('invoice', 10).hits)).toEqual(['in-name', 'in-description']);
+  });
+
+  it('tolerates one and two typos, and prefers exact words to near ones', () => {
+    const index = indexOf(all);
+    expect(ids(index.search('kubernetis', 5).hits)).toContain('kube');
+    expect(ids(index.search('kubrenetis', 5).hits)).toContain('kube');
+    expect(ids(index.search('sumarizaton', 5).hits)).toContain('summarizer');
+    const exactFirst = indexOf([agent({ id: 'typo', name: 'Reveiwer' }), agent({ id: 'right', name: 'Reviewer' })]).search('reviewer', 5);
+    expect(ids(exactFirst.hits)).toEqual(['right', 'typo']);
+  });
+
+  it('completes prefixes', () => {
+    const index = indexOf(all);
+    expect(ids(index.search('kuber', 5).hits)).toEqual(['kube']);
+    expect(ids(index.search('summar', 5).hits)).toEqual(['summarizer']);
+  });
+
+  it('searches authors', () => {
+    expect(ids(indexOf(all).search('acme labs', 5).hits).sort()).toEqual(['acme-helper', 'kube']);
+  });
+
+  it('requires every word when some agent has them all, else ranks by words matched', () => {
+    const index = indexOf(all);
+    const both = index.search('kubernetes terraform', 10);
+    expect(ids(both.hits)).toEqual(['kube']);
+    expect(both.total).toBe(1);
+    const some = index.search('kubernetes digest', 10);
+    expect(ids(some.hits).sort()).toEqual(['kube', 'summarizer']);
+    expect(some.total).toBe(2);
+    const ranked = indexOf([
+      agent({ id: 'one', name: 'Alpha' }),
+      agent({ id: 'two', name: 'Alpha Beta' }),
+      agent({ id: 'none', name: 'Delta' }),
+    ]).search('alpha beta gamma', 10);
+    expect(ids(ranked.hits)).toEqual(['two', 'one']);
+    expect(Math.floor(ranked.hits[0]!.score)).toBe(2);
+    expect(Math.floor(ranked.hits[1]!.score)).toBe(1);
+  });
+
+  it('counts every match in total and returns at most limit', () => {
+    const many = Array.from({ length: 30 }, (_, i) => agent({ id: `bot-${i}`, name: `Bot ${i}`, trustScore: i }));
+    const result = indexOf(many).search('bot', 5);
+    expect(result.total).toBe(30);
+    expect(result.hits).toHaveLength(5);
+  });
+
+  it('breaks score ties by trust score, then id', () => {
+    const result = indexOf([
+      agent({ id: 'b', name: 'Twin', trustScore: 5 }),
+      agent({ id: 'a', name: 'Twin', trustScore: 5 }),
+      agent({ id: 'c', name: 'Twin', trustScore: 50 }),
+    ]).search('twin', 10);
+    expect(ids(result.hits)).toEqual(['c', 'a', 'b']);
+  });
+});
+
+describe('SearchIndex filters and browsing', () => {
+  const types = ['coding', 'data', 'research'];
+  const capabilityPool = ['Python', 'sql', 'OCR', 'web-search'];
+  const agents = Array.from({ length: 120 }, (_, i) =>
+    agent({
+      id: `f-${i}`,
+      name: `Filter ${i % 2 === 0 ? 'Alpha' : 'Beta'} ${i}`,
+      type: types[i % 3]!,
+      trustScore: (i * 37) % 101,
+      capabilities: capabilityPool.filter((_, c) => (i >> c) & 1),
+    }),
+  );
+  const index = indexOf(agents);
+  const cases = [
+    { type: 'coding' },
+    { minTrust: 50 },
+    { capabilities: ['python'] },
+    { capabilities: ['PYTHON', 'ocr'] },
+    { type: 'data', minTrust: 20, capabilities: ['sql'] },
+    { capabilities: ['no-such-capability'] },
+    {},
+  ];
+
+  const passes = (a: IndexableAgent, filter: { type?: string; minTrust?: number; capabilities?: string[] }) =>
+    (!filter.type || a.type === filter.type) &&
+    (filter.minTrust === undefined || a.trustScore >= filter.minTrust) &&
+    (filter.capabilities ?? []).every((c) => a.capabilities.some((own) => own.toLowerCase() === c.toLowerCase()));
+
+  it.each(cases)('browses exactly the agents passing %o, by trust score', (filter) => {
+    const expected = agents.filter((a) => passes(a, filter)).sort((a, b) => b.trustScore - a.trustScore || (a.id < b.id ? -1 : 1));
+    const result = index.search('', 100, filter);
+    expect(result.total).toBe(expected.length);
+    expect(ids(result.hits)).toEqual(expected.slice(0, 100).map((a) => a.id));
+    expect(result.hits.every((hit) => hit.score === 0)).toBe(true);
+  });
+
+  it.each(cases)('applies %o exactly to a text query too', (filter) => {
+    const expected = agents.filter((a) => a.name.includes('Alpha') && passes(a, filter));
+    const result = index.search('alpha', 100, filter);
+    expect(result.total).toBe(expected.length);
+    expect(ids(result.hits).sort()).toEqual(expected.map((a) => a.id).sort());
+  });
+});
+
+describe('SearchIndex updates', () => {
+  it('reindexes changed text, updates trust in place, and forgets unlisted agents', () => {
+    const index = indexOf([agent({ id: 'x', name: 'Original Name', trustScore: 1 }), agent({ id: 'y', name: 'Other', trustScore: 2 })]);
+    expect(index.search('', 1).hits[0]!.id).toBe('y');
+    index.apply(agent({ id: 'x', name: 'Original Name', trustScore: 90 }));
+    expect(index.search('', 1).hits[0]!.id).toBe('x');
+    expect(index.search('', 5, { minTrust: 50 }).total).toBe(1);
+    expect(index.search('original', 5).total).toBe(1);
+
+    index.apply(agent({ id: 'x', name: 'Renamed Thing', trustScore: 90 }));
+    expect(index.search('original', 5).total).toBe(0);
+    expect(ids(index.search('renamed', 5).hits)).toEqual(['x']);
+
+    index.apply(agent({ id: 'x', name: 'Renamed Thing', listed: false }));
+    expect(index.search('renamed', 5).total).toBe(0);
+    expect(index.size).toBe(1);
+    expect(index.has('x')).toBe(false);
+    expect(index.connections('x', 5)).toBeUndefined();
+
+    index.apply(agent({ id: 'x', name: 'Renamed Thing' }));
+    expect(ids(index.search('renamed', 5).hits)).toEqual(['x']);
+    expect(index.size).toBe(2);
+  });
+
+  it('returns the same results before and after compaction', () => {
+    // Scores move a little (tombstones leave the idf statistics), the matches and their count do not.
+    const agents = Array.from({ length: 300 }, (_, i) =>
+      agent({
+        id: `c-${i}`,
+        name: `${['Data', 'Code', 'Cloud'][i % 3]} Helper ${i}`,
+        description: `Handles ${['invoices', 'tickets', 'logs', 'papers'][i % 4]} for teams number ${i}.`,
+        capabilities: [['python', 'sql', 'ocr'][i % 3]!],
+        categories: [['finance', 'devops'][i % 2]!],
+        author: `Author ${i % 7}`,
+        trustScore: i % 50,
+      }),
+    );
+    const index = indexOf(agents);
+    // Churn: change a third, unlist a tenth.
+    for (let i = 0; i < 300; i += 3) index.apply({ ...agents[i]!, description: `Rewritten ${i} about invoices and logs.` });
+    for (let i = 0; i < 300; i += 10) index.apply({ ...agents[i]!, listed: false });
+    const queries = ['data', 'invoices logs', 'helpr', 'clo', 'author 3', 'rewritten', ''];
+    const matches = (result: { hits: { id: string }[]; total: number }) => ({ ids: ids(result.hits).sort(), total: result.total });
+    const filters = [{ minTrust: 5 }, { capabilities: ['SQL'] }];
+    const run = () => filters.flatMap((filter) => queries.map((q) => matches(index.search(q, 500, filter))));
+    const before = run();
+    const connectionsBefore = index.connections('c-1', 20);
+    index.compact();
+    expect(run()).toEqual(before);
+    expect(index.connections('c-1', 20)).toEqual(connectionsBefore);
+    expect(index.size).toBe(270);
+    expect(before.slice(0, queries.length).every(({ total }) => total > 0)).toBe(true);
+  });
+
+  it('searches compacted and newly added agents together', () => {
+    const index = indexOf(Array.from({ length: 40 }, (_, i) => agent({ id: `old-${i}`, name: `Mixer ${i}`, capabilities: ['sql'] })));
+    index.compact();
+    for (let i = 0; i < 10; i++) index.apply(agent({ id: `new-${i}`, name: `Mixer New ${i}`, capabilities: ['SQL'] }));
+    index.apply(agent({ id: 'old-3', name: 'Renamed', capabilities: ['sql'] }));
+    const before = index.search('mixer', 100, { capabilities: ['sql'] });
+    expect(before.total).toBe(49);
+    expect(ids(index.search('mixer new', 100).hits).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `new-${i}`).sort());
+    index.compact();
+    expect(ids(index.search('mixer', 100, { capabilities: ['sql'] }).hits).sort()).toEqual(ids(before.hits).sort());
+  });
+
+  it('scores the same after a compaction without tombstones (up to the 16-bit impacts)', () => {
+    const agents = Array.from({ length: 50 }, (_, i) =>
+      agent({ id: `s-${i}`, name: `Scorer ${i % 5}`, description: 'scorer '.repeat(1 + (i % 4)) }),
+    );
+    const index = indexOf(agents);
+    const before = index.search('scorer', 50).hits;
+    index.compact();
+    const after = index.search('scorer', 50).hits;
+    expect(ids(after)).toEqual(ids(before));
+    after.forEach((hit, i) => expect(hit.score).toBeCloseTo(before[i]!.score, 3));
+  });
+});
+
+describe('SearchIndex connections', () => {
+  const source = agent({
+    id: 'source',
+    author: 'Acme Labs',
+    categories: ['Developer-Tools', 'quality'],
+    capabilities: ['python', 'code-review'],
+  });
+  const sameAuthorAndCategory = agent({ id: 'sibling', author: 'acme labs', categories: ['developer-tools'], capabilities: ['go'] });
+  const categoryAndCapability = agent({ id: 'cousin', author: 'Other', categories: ['quality'], capabilities: ['Python'] });
+  const capabilityOnly = agent({ id: 'stranger', author: 'Else', categories: ['misc'], capabilities: ['python'] });
+  const nothingShared = agent({ id: 'unrelated', author: 'Nobody', categories: ['misc'], capabilities: ['rust'] });
+
+  it('scores 3 per category, 4 for the author and 1 per capability, best first, never itself', () => {
+    const index = indexOf([source, sameAuthorAndCategory, categoryAndCapability, capabilityOnly, nothingShared]);
+    expect(index.connections('source', 10)!.map(({ id, score }) => [id, score])).toEqual([
+      ['sibling', 7],
+      ['cousin', 4],
+      ['stranger', 1],
+    ]);
+    expect(index.connections('source', 1)!.map(({ id }) => id)).toEqual(['sibling']);
+    expect(index.connections('nobody', 10)).toBeUndefined();
+  });
+
+  it('leaves out unlisted agents', () => {
+    const index = indexOf([source, sameAuthorAndCategory, categoryAndCapability]);
+    index.apply({ ...sameAuthorAndCategory, listed: false });
+    expect(index.connections('source', 10)!.map(({ id }) => id)).toEqual(['cousin']);
+  });
+
+  it('keeps scores exact when very common tags are sampled instead of read in full', () => {
+    const crowd = Array.from({ length: 400 }, (_, i) =>
+      agent({
+        id: `crowd-${String(i).padStart(3, '0')}`,
+        categories: ['quality'],
+        capabilities: i % 50 === 0 ? ['code-review'] : [],
+        trustScore: i % 10,
+      }),
+    );
+    const agents = [source, sameAuthorAndCategory, categoryAndCapability, capabilityOnly, ...crowd];
+    const full = indexOf(agents).connections('source', 20)!;
+    const sampled = indexOf(agents, { connectionScanBudget: 20, connectionSamplePerList: 40 }).connections('source', 20)!;
+    const exactScore = (id: string) =>
+      full.find((hit) => hit.id === id)?.score ??
+      indexOf(agents)
+        .connections('source', 500)!
+        .find((h) => h.id === id)!.score;
+    for (const hit of sampled) expect(hit.score).toBe(exactScore(hit.id));
+    // The strongest (found through rare tags) are never lost to sampling.
+    expect(sampled.slice(0, 2).map(({ id }) => id)).toEqual(full.slice(0, 2).map(({ id }) => id));
+  });
+});
