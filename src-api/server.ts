@@ -33,7 +33,6 @@ export async function startServer(config: Config, options: StartServerOptions = 
     // "last 30 days" charts show a living directory whenever it is seeded.
     seedDemoDirectory(services, { baseDate: services.clock.now().toISOString() });
   }
-  services.agents.refreshTrustScores();
   const adminToken = resolveAdminToken(config);
 
   const app = await buildApp({ services, config, extensions: options.extensions?.(services, adminToken) ?? [] });
@@ -42,6 +41,14 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host}:${port}`;
+  // Warm-up after listening, so /health answers at once: the search index is
+  // built, then trust scores catch up with the age signal (and again daily).
+  const warmUp = setTimeout(() => {
+    services.search.refresh();
+    services.agents.refreshTrustScores();
+  }, 0);
+  const dailyTrustRefresh = setInterval(() => services.agents.refreshTrustScores(), 24 * 60 * 60 * 1000);
+  dailyTrustRefresh.unref();
   // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
   services.webhookDispatcher.start();
 
@@ -55,6 +62,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
     async close() {
       if (closed) return;
       closed = true;
+      clearTimeout(warmUp);
+      clearInterval(dailyTrustRefresh);
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       db.$client.close();

@@ -84,6 +84,15 @@ export const listAgentsQuerySchema = pageQuerySchema.extend({
 });
 export type ListAgentsQuery = z.infer<typeof listAgentsQuerySchema>;
 
+export const AGENT_VISIBILITIES = ['listed', 'unlisted', 'all'] as const;
+
+/** The console's browse: the public list's filters, plus unlisted agents and a plain text filter. */
+export const consoleListAgentsQuerySchema = listAgentsQuerySchema.extend({
+  visibility: z.enum(AGENT_VISIBILITIES).default('listed'),
+  q: z.string().trim().max(200).optional().describe('Case-insensitive substring of the id, name, tagline or author'),
+});
+export type ConsoleListAgentsQuery = z.infer<typeof consoleListAgentsQuerySchema>;
+
 export const agentListSchema = z.object({
   agents: z.array(agentProfileSchema),
   page: z.number().int(),

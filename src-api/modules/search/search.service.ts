@@ -5,7 +5,7 @@ import type { IdGenerator } from '../../lib/ids';
 import type { AgentsService } from '../agents/agents.service';
 import type { AgentProfile } from '../agents/agents.schemas';
 import type { AgentRow } from '../agents/agents.table';
-import { createAgentRowReader } from './agent-rows';
+import { createAgentRowReader } from '../agents/agent-rows';
 import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type SearchFilters } from './search-index';
 import {
   DEFAULT_SEARCH_LIMIT,

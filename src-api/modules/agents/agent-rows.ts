@@ -1,10 +1,10 @@
 import { getTableColumns } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { agents } from '../agents/agents.table';
-import type { AgentRow } from '../agents/agents.table';
+import { agents } from './agents.table';
+import type { AgentRow } from './agents.table';
 
 /**
- * Reads of the agents table on search's hot paths, as plain prepared
+ * Reads of the agents table on hot paths (profile by id, bulk, search), as plain prepared
  * statements: building the query with drizzle costs more than running it
  * (tens of microseconds per call), which matters on every request and on a
  * 100,000-row build. Values are still decoded by the drizzle columns' own
@@ -54,6 +54,8 @@ export interface AgentRowReader {
   changedSince(afterSeq: number, limit: number): IndexRow[];
   /** Full rows of these ids (listed or not), in no particular order. */
   byIds(ids: readonly string[]): AgentRow[];
+  /** One full row by id (listed or not). */
+  byId(id: string): AgentRow | undefined;
 }
 
 export function createAgentRowReader(db: Db): AgentRowReader {
@@ -63,11 +65,16 @@ export function createAgentRowReader(db: Db): AgentRowReader {
     .raw();
   // json_each turns one JSON array parameter into primary-key lookups, whatever the number of ids.
   const byIds = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" IN (SELECT value FROM json_each(?))`).raw();
+  const byId = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" = ?`).raw();
   const decodeIndexRow = decoder(INDEX_KEYS);
   const decodeRow = decoder(ALL_KEYS) as (values: unknown[]) => AgentRow;
   return {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
+    byId: (id) => {
+      const values = byId.get(id) as unknown[] | undefined;
+      return values ? decodeRow(values) : undefined;
+    },
   };
 }
