@@ -34,11 +34,16 @@ export const agents = sqliteTable(
   (table) => [
     index('agents_change_seq_idx').on(table.changeSeq),
     index('agents_source_url_key_idx').on(table.sourceUrlKey),
-    index('agents_listed_trust_idx').on(table.listed, table.trustScore),
-    index('agents_listed_name_idx').on(table.listed, table.name),
-    index('agents_listed_created_idx').on(table.listed, table.createdAt),
-    index('agents_listed_updated_idx').on(table.listed, table.updatedAt),
-    index('agents_listed_type_idx').on(table.listed, table.type),
+    // One index per list sort, ending in id (the tie-break) so that a page is an index walk, not a sort;
+    // and the same with the type filter in front.
+    index('agents_list_trust_idx').on(table.listed, table.trustScore, table.id),
+    index('agents_list_name_idx').on(table.listed, table.name, table.id),
+    index('agents_list_created_idx').on(table.listed, table.createdAt, table.id),
+    index('agents_list_updated_idx').on(table.listed, table.updatedAt, table.id),
+    index('agents_list_type_trust_idx').on(table.listed, table.type, table.trustScore, table.id),
+    index('agents_list_type_name_idx').on(table.listed, table.type, table.name, table.id),
+    index('agents_list_type_created_idx').on(table.listed, table.type, table.createdAt, table.id),
+    index('agents_list_type_updated_idx').on(table.listed, table.type, table.updatedAt, table.id),
   ],
 );
 
