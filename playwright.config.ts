@@ -53,7 +53,7 @@ export default defineConfig({
   projects: [{ name: 'chromium' }],
   webServer: {
     // `npm run serve` builds the console first when out/web is missing or stale (preserve).
-    command: `npm run serve -- --port ${port} --data-dir ${process.env.AGENTDIR_E2E_DATA_DIR}`,
+    command: `npm run serve -- --port ${port} --data-dir ${process.env.AGENTDIR_E2E_DATA_DIR} --allow-private-urls`,
     url: `${baseURL}/api/v1/health`,
     env: { AGENTDIR_ADMIN_TOKEN: process.env.AGENTDIR_E2E_ADMIN_TOKEN },
     reuseExistingServer: false,

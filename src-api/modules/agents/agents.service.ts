@@ -111,6 +111,26 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     );
 
   const rows = createAgentRowReader(db);
+
+  // Counting 100,000 listed agents walks an index each time; the count only
+  // changes when some agent does, which change_seq tells (for every process).
+  let countsAtSeq = Number.NaN;
+  const listedCounts = new Map<string, number>();
+  const listedCount = (type?: string): number => {
+    const seq = rows.latestChangeSeq();
+    if (seq !== countsAtSeq) {
+      listedCounts.clear();
+      countsAtSeq = seq;
+    }
+    const key = type ?? '';
+    let total = listedCounts.get(key);
+    if (total === undefined) {
+      const filter = type ? and(eq(agents.listed, true), eq(agents.type, type)) : eq(agents.listed, true);
+      total = db.select({ n: count() }).from(agents).where(filter).get()?.n ?? 0;
+      listedCounts.set(key, total);
+    }
+    return total;
+  };
   const findRow = (id: string): AgentRow | undefined => rows.byId(id);
 
   const requireRow = (id: string, includeUnlisted = false): AgentRow => {
@@ -135,16 +155,20 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     return next;
   };
 
-  /** One page of rows matching every filter, in the query's sort order (ties by id). */
-  const pageOfRows = (filters: SQL[], query: ListAgentsQuery): Page<AgentRow> => {
+  /**
+   * One page of rows matching every filter, in the query's sort order (ties by id);
+   * `knownTotal` saves the count query when the caller has it cached.
+   */
+  const pageOfRows = (filters: SQL[], query: ListAgentsQuery, knownTotal?: number): Page<AgentRow> => {
     const where = filters.length ? and(...filters) : undefined;
     const direction = (query.order ?? DEFAULT_ORDER[query.sort]) === 'asc' ? asc : desc;
     const sortColumn = SORT_COLUMNS[query.sort];
+    // The id tie-break runs in the sort's direction, so the (listed, [type,] column, id) indexes serve it.
     const orderBy =
       query.sort === 'rating'
         ? // Unrated agents last in either direction.
-          [sql`${sortColumn} IS NULL`, direction(sortColumn), asc(agents.id)]
-        : [direction(sortColumn), asc(agents.id)];
+          [sql`${sortColumn} IS NULL`, direction(sortColumn), direction(agents.id)]
+        : [direction(sortColumn), direction(agents.id)];
     const rows = db
       .select()
       .from(agents)
@@ -153,7 +177,7 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
       .limit(query.limit)
       .offset((query.page - 1) * query.limit)
       .all();
-    const total = db.select({ n: count() }).from(agents).where(where).get()?.n ?? 0;
+    const total = knownTotal ?? db.select({ n: count() }).from(agents).where(where).get()?.n ?? 0;
     return { items: rows, page: query.page, limit: query.limit, total };
   };
 
@@ -181,7 +205,7 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     list(query: ListAgentsQuery): Page<AgentProfile> {
       const filters: SQL[] = [eq(agents.listed, true)];
       if (query.type) filters.push(eq(agents.type, query.type));
-      const page = pageOfRows(filters, query);
+      const page = pageOfRows(filters, query, listedCount(query.type));
       return { ...page, items: page.items.map(toAgentProfile) };
     },
 
@@ -411,7 +435,7 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     },
 
     countListed(): number {
-      return db.select({ n: count() }).from(agents).where(eq(agents.listed, true)).get()?.n ?? 0;
+      return listedCount();
     },
   };
   return service;
