@@ -4,7 +4,7 @@ import { agents } from './agents.table';
 import type { AgentRow } from './agents.table';
 
 /**
- * Reads of the agents table on hot paths (profile by id, bulk, search), as plain prepared
+ * Reads and row writes of the agents table on hot paths (profile by id, bulk, search, every agent change), as plain prepared
  * statements: building the query with drizzle costs more than running it
  * (tens of microseconds per call), which matters on every request and on a
  * 100,000-row build. Values are still decoded by the drizzle columns' own
@@ -47,7 +47,7 @@ function decoder<K extends Key>(keys: readonly K[]): (values: unknown[]) => Pick
 
 const select = (keys: readonly Key[]) => `SELECT ${keys.map((key) => `"${columns[key].name}"`).join(', ')} FROM "agents"`;
 
-export interface AgentRowReader {
+export interface AgentRowStatements {
   /** The highest change_seq of any agent, -1 for none: moves on every write, by any process. */
   latestChangeSeq(): number;
   /** Rows changed after `afterSeq`, oldest change first. */
@@ -56,9 +56,11 @@ export interface AgentRowReader {
   byIds(ids: readonly string[]): AgentRow[];
   /** One full row by id (listed or not). */
   byId(id: string): AgentRow | undefined;
+  /** Writes every column of an existing row (the service computes them). */
+  update(row: AgentRow): void;
 }
 
-export function createAgentRowReader(db: Db): AgentRowReader {
+export function createAgentRowStatements(db: Db): AgentRowStatements {
   const latest = db.$client.prepare(`SELECT coalesce(max("${columns.changeSeq.name}"), -1) FROM "agents"`).pluck();
   const changed = db.$client
     .prepare(`${select(INDEX_KEYS)} WHERE "${columns.changeSeq.name}" > ? ORDER BY "${columns.changeSeq.name}" LIMIT ?`)
@@ -66,12 +68,26 @@ export function createAgentRowReader(db: Db): AgentRowReader {
   // json_each turns one JSON array parameter into primary-key lookups, whatever the number of ids.
   const byIds = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" IN (SELECT value FROM json_each(?))`).raw();
   const byId = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" = ?`).raw();
+  const UPDATE_KEYS = ALL_KEYS.filter((key) => key !== 'id');
+  const updateRow = db.$client.prepare(
+    `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
+  );
+  const encodeForUpdate = (row: AgentRow): unknown[] => [
+    ...UPDATE_KEYS.map((key) => {
+      const value = row[key];
+      return value === null || value === undefined ? null : columns[key].mapToDriverValue(value);
+    }),
+    row.id,
+  ];
   const decodeIndexRow = decoder(INDEX_KEYS);
   const decodeRow = decoder(ALL_KEYS) as (values: unknown[]) => AgentRow;
   return {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
+    update: (row) => {
+      updateRow.run(...encodeForUpdate(row));
+    },
     byId: (id) => {
       const values = byId.get(id) as unknown[] | undefined;
       return values ? decodeRow(values) : undefined;

@@ -17,7 +17,7 @@ import {
   type ConsoleListAgentsQuery,
   type ListAgentsQuery,
 } from './agents.schemas';
-import { createAgentRowReader } from './agent-rows';
+import { createAgentRowStatements } from './agent-rows';
 import { agents, type AgentRow, type NewAgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
 
@@ -88,11 +88,8 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
 };
 
 export function createAgentsService({ db, clock, ids, events, audit }: AgentsServiceDeps) {
-  const nextChangeSeq = (): number =>
-    (db
-      .select({ max: sql<number>`coalesce(max(${agents.changeSeq}), 0)` })
-      .from(agents)
-      .get()?.max ?? 0) + 1;
+  const rows = createAgentRowStatements(db);
+  const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
 
   const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
     computeTrustScore(
@@ -109,8 +106,6 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
       },
       clock.now(),
     );
-
-  const rows = createAgentRowReader(db);
 
   // Counting 100,000 listed agents walks an index each time; the count only
   // changes when some agent does, which change_seq tells (for every process).
@@ -151,7 +146,7 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
       version: current.version + 1,
       changeSeq: nextChangeSeq(),
     };
-    db.update(agents).set(next).where(eq(agents.id, current.id)).run();
+    rows.update(next);
     return next;
   };
 

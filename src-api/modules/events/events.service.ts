@@ -19,6 +19,8 @@ export interface EventsServiceDeps {
  */
 export function createEventsService({ db, clock, ids }: EventsServiceDeps) {
   const listeners: EventListener[] = [];
+  // Prepared once: recording runs inside every write, where query building would be a third of the cost.
+  const insertEvent = db.$client.prepare('INSERT INTO events (id, type, data, created_at) VALUES (?, ?, ?, ?)');
 
   return {
     /** Listeners run in the caller's transaction, in the order they were added. */
@@ -28,7 +30,7 @@ export function createEventsService({ db, clock, ids }: EventsServiceDeps) {
 
     record<T extends Record<string, unknown>>(type: EventType, data: T): EventRow {
       const row: EventRow = { id: ids.next('evt'), type, data, createdAt: isoNow(clock) };
-      db.insert(events).values(row).run();
+      insertEvent.run(row.id, row.type, JSON.stringify(row.data), row.createdAt);
       for (const listener of listeners) listener(row);
       return row;
     },

@@ -5,7 +5,7 @@ import type { IdGenerator } from '../../lib/ids';
 import type { AgentsService } from '../agents/agents.service';
 import type { AgentProfile } from '../agents/agents.schemas';
 import type { AgentRow } from '../agents/agents.table';
-import { createAgentRowReader } from '../agents/agent-rows';
+import { createAgentRowStatements } from '../agents/agent-rows';
 import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type SearchFilters } from './search-index';
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -43,7 +43,7 @@ const CATCH_UP_BATCH = 2_000;
  */
 export function createSearchService({ db, agents }: SearchServiceDeps) {
   const index = new SearchIndex();
-  const rows = createAgentRowReader(db);
+  const rows = createAgentRowStatements(db);
   let lastSeenSeq = -1;
 
   /** Applies every agent change the index has not seen yet. */
