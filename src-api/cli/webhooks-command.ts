@@ -62,7 +62,7 @@ export function registerWebhooksCommand(program: Command): void {
   const webhooks = program
     .command('webhooks')
     .description('Manage webhook endpoints: add, list, remove, test')
-    .addHelpText('after', `\nEvent kinds: ${EVENT_TYPES.join(', ')}.\nPayloads and signatures: src-api/modules/webhooks/README.md.`);
+    .addHelpText('after', `\nEvent kinds: ${EVENT_TYPES.join(', ')}.\nPayloads, signatures and retries: docs/webhooks.md.`);
 
   addDataDirOption(
     webhooks
