@@ -52,14 +52,17 @@ test('the console asks for the admin token and then shows the overview', async (
   await signIn.expectShown();
 });
 
-test('a deep link survives signing in, and placeholder screens say they are not built', async ({ page }) => {
+test('a deep link to a screen survives signing in', async ({ page }) => {
   const signIn = new SignInPage(page);
-  await page.goto('/console/claims');
+  await page.goto('/console/webhooks?endpoint=whk_deeplink');
   await signIn.expectShown();
   await signIn.signIn(adminToken);
-  await expect(page).toHaveURL(/\/console\/claims$/);
-  await expect(page.getByTestId('not-built')).toContainText('Claims: not built yet');
-  await page.screenshot({ path: path.join(screenshots, '04-not-built-yet.png'), fullPage: true });
+  // Back where the link pointed, query included, on the built screen.
+  await expect(page).toHaveURL(/\/console\/webhooks\?endpoint=whk_deeplink$/);
+  await expect(page.getByTestId('page-title')).toHaveText('Webhooks');
+  await expect(page.getByTestId('endpoint-missing')).toContainText('whk_deeplink');
+  await expect(page.getByTestId('not-built')).toHaveCount(0);
+  await page.screenshot({ path: path.join(screenshots, '04-deep-link-after-sign-in.png'), fullPage: true });
   await page.getByTestId('nav-overview').click();
   await new OverviewPage(page).expectLoaded();
 });

@@ -19,8 +19,8 @@ const byId = z.strictObject({ id: idParamSchema });
 const expectedVersion = z.number().int().positive().optional();
 
 export const webhooksRouter = router({
-  /** Every endpoint, oldest first, never with its secret; plus the event kinds there are. */
-  list: adminProcedure.query(({ ctx }) => ({ endpoints: ctx.services.webhooks.list(), eventKinds: [...EVENT_TYPES] })),
+  /** Every endpoint, oldest first, never with its secret, with its latest delivery; plus the event kinds there are. */
+  list: adminProcedure.query(({ ctx }) => ({ endpoints: ctx.services.webhooks.listWithLastDelivery(), eventKinds: [...EVENT_TYPES] })),
 
   get: adminProcedure.input(byId).query(({ ctx, input }) => ctx.services.webhooks.get(input.id)),
 

@@ -63,6 +63,11 @@ export interface WebhooksServiceDeps {
   secretBytes?: (bytes: number) => Buffer;
 }
 
+/** An endpoint as the console lists it: with its latest delivery, or null before the first one. */
+export interface WebhookEndpointSummary extends WebhookEndpoint {
+  last_delivery: WebhookDelivery | null;
+}
+
 /** Who did it, for the audit log ("cli", a moderator's name, …). */
 export interface ActorOptions {
   actor: string;
@@ -229,6 +234,21 @@ export function createWebhooksService({
 
     get(id: string): WebhookEndpoint {
       return toWebhookEndpoint(requireEndpoint(id));
+    },
+
+    /**
+     * Every endpoint (oldest first, no secrets) with its latest delivery, test
+     * sends included: what the console's endpoint list shows beside each one.
+     */
+    listWithLastDelivery(): WebhookEndpointSummary[] {
+      return service.list().map((endpoint) => {
+        const latest = deliveryQuery()
+          .where(eq(webhookDeliveries.endpointId, endpoint.id))
+          .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+          .limit(1)
+          .get();
+        return { ...endpoint, last_delivery: latest ? toWebhookDelivery(latest.delivery, latest.eventType, latest.endpointUrl) : null };
+      });
     },
 
     /** The secret, on demand (audited: someone saw it). */
