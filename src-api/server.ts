@@ -41,12 +41,14 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host}:${port}`;
-  // Warm-up after listening, so /health answers at once: the search index is
-  // built, then trust scores catch up with the age signal (and again daily).
-  const warmUp = setTimeout(() => {
-    services.search.refresh();
-    services.agents.refreshTrustScores();
-  }, 0);
+  // Warm-up after listening: the search index is built in slices between
+  // requests (the first slice now, so a small directory is complete at once),
+  // and /health answers meanwhile; then trust scores catch up with the age
+  // signal (and again daily).
+  let trustRefresh: NodeJS.Timeout | undefined;
+  const stopWarmUp = services.search.warmUp(() => {
+    trustRefresh = setTimeout(() => services.agents.refreshTrustScores(), 0);
+  });
   const dailyTrustRefresh = setInterval(() => services.agents.refreshTrustScores(), 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();
   // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
@@ -62,7 +64,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
     async close() {
       if (closed) return;
       closed = true;
-      clearTimeout(warmUp);
+      stopWarmUp();
+      clearTimeout(trustRefresh);
       clearInterval(dailyTrustRefresh);
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes

@@ -81,8 +81,10 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     }
   });
 
-  app.addHook('onSend', async (_request, reply) => {
+  // A callback hook, not an async one: it runs on every response.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('X-Content-Type-Options', 'nosniff');
+    done(null, payload);
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
@@ -68,5 +71,31 @@ describe('GET /agents/{id}', () => {
     const response = await server.api('/agents/no-such-agent');
     expect(response.status).toBe(404);
     expect((await json(response)).code).toBe('not_found');
+  });
+
+  it('serves a fresh profile after writes from this or another process (the profile cache empties)', async () => {
+    const created = server.services.agents.create(agentInput({ name: 'Cached Coder', type: 'coding' }), { emitEvents: false });
+    const first = await server.api(`/agents/${created.id}`);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(first.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await json(first)).name).toBe('Cached Coder');
+    expect((await json(await server.api(`/agents/${created.id}`))).name).toBe('Cached Coder');
+
+    server.services.agents.update(created.id, { name: 'Renamed Coder' }, { emitEvents: false });
+    expect((await json(await server.api(`/agents/${created.id}`))).name).toBe('Renamed Coder');
+
+    // A second connection and service set on the same file: what `cli` commands open while the server runs.
+    const otherDb = openDatabase(databasePath(server.services.config));
+    try {
+      const other = createServices({ db: otherDb, config: server.services.config });
+      other.agents.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
+      expect((await json(await server.api(`/agents/${created.id}`))).tagline).toBe('Changed elsewhere');
+      other.agents.setListed(created.id, false, { emitEvents: false });
+      expect((await server.api(`/agents/${created.id}`)).status).toBe(404);
+      other.agents.setListed(created.id, true, { emitEvents: false });
+      expect((await server.api(`/agents/${created.id}`)).status).toBe(200);
+    } finally {
+      otherDb.$client.close();
+    }
   });
 });

@@ -932,7 +932,7 @@ export interface paths {
             'application/json': {
               /** @enum {string} */
               status: 'ok';
-              /** @description Listed agents in the search index */
+              /** @description Listed agents searchable in the index now. Right after start-up the index is built in the background, so this grows to the total listed agents during the warm-up (searches meanwhile still see every agent). */
               agents_indexed: number;
               /** @description Service version, major.minor.patch */
               version: string;

@@ -2,7 +2,17 @@ import { z } from 'zod';
 import type { ApiRoutes } from '../../http/routes';
 import { setPageLinks } from '../../http/pagination';
 import { commaListSchema, idParamSchema, problemSchema } from '../../lib/schemas';
-import { agentListSchema, agentProfileSchema, bulkAgentsSchema, listAgentsQuerySchema, MAX_BULK_IDS } from './agents.schemas';
+import {
+  agentListSchema,
+  agentProfileSchema,
+  type AgentProfile,
+  bulkAgentsSchema,
+  listAgentsQuerySchema,
+  MAX_BULK_IDS,
+} from './agents.schemas';
+
+/** What the route's zod response serializer would send for a profile: parsed by the schema, then stringified. */
+const serializeProfile = (profile: AgentProfile): string => JSON.stringify(agentProfileSchema.parse(profile));
 
 const errors = { 400: problemSchema, 404: problemSchema, 429: problemSchema };
 
@@ -52,6 +62,10 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: agentProfileSchema, ...errors },
       },
     },
-    async (request) => services.agents.get(request.params.id),
+    async (request, reply) => {
+      // The cached JSON was made by the schema's own serializer; a string with a JSON type is sent as is.
+      const json = services.agents.getJson(request.params.id, serializeProfile);
+      return reply.type('application/json; charset=utf-8').send(json as unknown as AgentProfile);
+    },
   );
 };

@@ -87,6 +87,9 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
   updated_at: 'desc',
 };
 
+/** Profiles kept serialized for GET /agents/{id}: about 1 KB each. */
+const PROFILE_JSON_CACHE_SIZE = 10_000;
+
 export function createAgentsService({ db, clock, ids, events, audit }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
   const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
@@ -127,6 +130,11 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     return total;
   };
   const findRow = (id: string): AgentRow | undefined => rows.byId(id);
+
+  // Serialized profiles of recently read agents (GET /agents/{id}). Any agent
+  // write, by any process, moves max(change_seq), which empties the cache.
+  let profileJsonAtSeq = Number.NaN;
+  const profileJson = new Map<string, string>();
 
   const requireRow = (id: string, includeUnlisted = false): AgentRow => {
     const row = findRow(id);
@@ -182,6 +190,25 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     /** A listed agent's public profile. */
     get(id: string): AgentProfile {
       return toAgentProfile(requireRow(id));
+    },
+
+    /**
+     * A listed agent's public profile as JSON, made by `serialize` (the
+     * route's response serializer) and cached until any agent changes.
+     */
+    getJson(id: string, serialize: (profile: AgentProfile) => string): string {
+      const seq = rows.latestChangeSeq();
+      if (seq !== profileJsonAtSeq) {
+        profileJson.clear();
+        profileJsonAtSeq = seq;
+      }
+      let json = profileJson.get(id);
+      if (json === undefined) {
+        json = serialize(toAgentProfile(requireRow(id)));
+        if (profileJson.size >= PROFILE_JSON_CACHE_SIZE) profileJson.delete(profileJson.keys().next().value!);
+        profileJson.set(id, json);
+      }
+      return json;
     },
 
     /** Any agent, listed or not, for the console. */
@@ -382,12 +409,13 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
      * drizzle mapping) so that 100,000 agents take a fraction of a second.
      */
     refreshTrustScores(): number {
+      // Iterated, not read with .all(): 100,000 rows with their descriptions at once cost tens of MB of peak memory.
       const signals = db.$client
         .prepare(
           'SELECT id, verified, rating_count, rating_sum, description, author, capabilities, categories, type, created_at, trust_score FROM agents',
         )
         .raw()
-        .all() as [string, number, number, number, string, string, string, string, string, string, number][];
+        .iterate() as IterableIterator<[string, number, number, number, string, string, string, string, string, string, number]>;
       const now = clock.now();
       const changes: [number, string][] = [];
       for (const [

@@ -46,19 +46,34 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   const rows = createAgentRowStatements(db);
   let lastSeenSeq = -1;
 
-  /** Applies every agent change the index has not seen yet. */
-  function catchUp(): void {
-    if (rows.latestChangeSeq() <= lastSeenSeq) return;
-    for (;;) {
+  /** True while a background warm-up (`warmUp`) is loading the index slice by slice. */
+  let warming = false;
+
+  /**
+   * Applies up to `maxBatches` batches of changed rows; true when the index has
+   * caught up (then compacts if due). Mid-way, only the memory guard compacts,
+   * so a bulk load compacts once, at the end.
+   */
+  function applyBatches(maxBatches: number): boolean {
+    for (let done = 0; done < maxBatches; done++) {
       const batch = rows.changedSince(lastSeenSeq, CATCH_UP_BATCH);
       for (const row of batch) {
         index.apply(row);
         if (row.changeSeq > lastSeenSeq) lastSeenSeq = row.changeSeq;
       }
-      if (batch.length < CATCH_UP_BATCH) break;
+      if (batch.length < CATCH_UP_BATCH) {
+        index.maybeCompact();
+        return true;
+      }
       index.maybeCompact(true);
     }
-    index.maybeCompact();
+    return false;
+  }
+
+  /** Applies every agent change the index has not seen yet. */
+  function catchUp(): void {
+    if (rows.latestChangeSeq() <= lastSeenSeq) return;
+    applyBatches(Infinity);
   }
 
   /** Current rows of `hits`, in their order, still listed and passing the filters. */
@@ -73,15 +88,56 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   }
 
   return {
-    /** Listed agents in the index, after catching up (for /health). */
+    /**
+     * Listed agents in the index (for /health). During a background warm-up
+     * this is the part loaded so far, without forcing the rest; otherwise the
+     * index catches up first.
+     */
     indexedCount(): number {
-      catchUp();
+      if (!warming) catchUp();
       return index.size;
     },
 
     /** Brings the index up to date now, e.g. at start-up so the first request does not pay for the build. */
     refresh(): void {
       catchUp();
+    },
+
+    /**
+     * Builds the index in the background: one batch of rows now, then one per
+     * event-loop turn (setImmediate), so requests are served in between. A
+     * search or connections request meanwhile finishes the catch-up itself, so
+     * its results are complete. `onDone` runs once the index has caught up.
+     * Returns a function that stops the warm-up (on close).
+     */
+    warmUp(onDone?: () => void): () => void {
+      let handle: NodeJS.Immediate | undefined;
+      let stopped = false;
+      const step = () => {
+        handle = undefined;
+        if (stopped) return;
+        let caughtUp: boolean;
+        try {
+          caughtUp = applyBatches(1);
+        } catch (error) {
+          // E.g. the database closed under us: later requests catch up synchronously as before.
+          warming = false;
+          throw error;
+        }
+        if (!caughtUp) {
+          handle = setImmediate(step);
+          return;
+        }
+        warming = false;
+        onDone?.();
+      };
+      warming = true;
+      step();
+      return () => {
+        stopped = true;
+        warming = false;
+        if (handle) clearImmediate(handle);
+      };
     },
 
     search(params: SearchParams): SearchResult {

@@ -4,7 +4,12 @@ import { API_VERSION } from '../../version';
 
 export const healthResponseSchema = z.object({
   status: z.literal('ok'),
-  agents_indexed: z.number().int().describe('Listed agents in the search index'),
+  agents_indexed: z
+    .number()
+    .int()
+    .describe(
+      'Listed agents searchable in the index now. Right after start-up the index is built in the background, so this grows to the total listed agents during the warm-up (searches meanwhile still see every agent).',
+    ),
   version: z.string().describe('Service version, major.minor.patch'),
 });
 
