@@ -1,4 +1,5 @@
 import { getTableColumns } from 'drizzle-orm';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client';
 import { agents } from './agents.table';
 import type { AgentRow } from './agents.table';
@@ -58,6 +59,25 @@ export interface AgentRowStatements {
   byId(id: string): AgentRow | undefined;
   /** Writes every column of an existing row (the service computes them). */
   update(row: AgentRow): void;
+  /** One page of listed agents (of one type, if given), sorted by `orderBy` then id in the same direction. */
+  listedPage(page: ListedPageQuery): AgentRow[];
+}
+
+/** SQL for each public list sort: a column, or the average rating (unrated last). */
+const LIST_SORT_SQL = {
+  trust_score: '"trust_score"',
+  name: '"name"',
+  rating: 'CASE WHEN "rating_count" = 0 THEN NULL ELSE CAST("rating_sum" AS REAL) / "rating_count" END',
+  created_at: '"created_at"',
+  updated_at: '"updated_at"',
+} as const;
+
+export interface ListedPageQuery {
+  orderBy: keyof typeof LIST_SORT_SQL;
+  direction: 'asc' | 'desc';
+  type?: string;
+  limit: number;
+  offset: number;
 }
 
 export function createAgentRowStatements(db: Db): AgentRowStatements {
@@ -79,12 +99,32 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
     }),
     row.id,
   ];
+  // One prepared statement per list shape (sort × direction × type filter), made on first use.
+  const listStatements = new Map<string, Statement>();
+  const listStatement = ({ orderBy, direction, type }: ListedPageQuery): Statement => {
+    const key = `${orderBy}:${direction}:${type ? 'type' : ''}`;
+    let statement = listStatements.get(key);
+    if (!statement) {
+      const dir = direction === 'asc' ? 'ASC' : 'DESC';
+      const sortSql = LIST_SORT_SQL[orderBy];
+      const order = orderBy === 'rating' ? `(${sortSql}) IS NULL, ${sortSql} ${dir}, "id" ${dir}` : `${sortSql} ${dir}, "id" ${dir}`;
+      statement = db.$client
+        .prepare(`${select(ALL_KEYS)} WHERE "listed" = 1${type ? ' AND "type" = ?' : ''} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .raw();
+      listStatements.set(key, statement);
+    }
+    return statement;
+  };
   const decodeIndexRow = decoder(INDEX_KEYS);
   const decodeRow = decoder(ALL_KEYS) as (values: unknown[]) => AgentRow;
   return {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
+    listedPage: (query) => {
+      const params = query.type ? [query.type, query.limit, query.offset] : [query.limit, query.offset];
+      return (listStatement(query).all(...params) as unknown[][]).map(decodeRow);
+    },
     update: (row) => {
       updateRow.run(...encodeForUpdate(row));
     },
