@@ -6,14 +6,12 @@ import {
   publicApi,
   screenshotPath,
   screenshotScreen,
-  SERVER_ERROR,
-  settled,
   signInAsModerator,
-  stubProcedures,
   testAgent,
   trpc,
   uniqueSuffix,
 } from './pages/directory-fixtures';
+import { mockProcedures, serverError, settled } from './pages/console-api';
 
 interface PublicAgent {
   id: string;
@@ -254,7 +252,7 @@ test('empty and error states', async ({ page }) => {
   await agents.empty.getByRole('button', { name: 'Clear filters' }).click();
   await expect(agents.rows.first()).toBeVisible();
 
-  const restore = await stubProcedures(page, { 'agents.browse': SERVER_ERROR });
+  const restore = await mockProcedures(page, { 'agents.browse': serverError });
   await page.getByTestId('agents-refresh').click();
   await expect(agents.error).toBeVisible();
   await expect(agents.error).toContainText('Something went wrong on our side');

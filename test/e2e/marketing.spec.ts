@@ -7,14 +7,12 @@ import {
   publicApi,
   screenshotPath,
   screenshotScreen,
-  SERVER_ERROR,
-  settled,
   signInAsModerator,
-  stubProcedures,
   testAgent,
   trpc,
   uniqueSuffix,
 } from './pages/directory-fixtures';
+import { mockProcedures, serverError, settled } from './pages/console-api';
 import { MarketingPage } from './pages/marketing-page';
 
 interface Post {
@@ -232,14 +230,14 @@ test('A/B tests show rates with intervals and p-values, and a running test can b
 
 test('empty and error states', async ({ page }) => {
   const marketing = new MarketingPage(page);
-  const restorePosts = await stubProcedures(page, { 'marketing.listPosts': { data: { posts: [], page: 1, limit: 20, total: 0 } } });
+  const restorePosts = await mockProcedures(page, { 'marketing.listPosts': { data: { posts: [], page: 1, limit: 20, total: 0 } } });
   await marketing.goto();
   await marketing.expectPostsLoaded();
   await expect(marketing.postsEmpty).toBeVisible();
   await page.screenshot({ path: screenshotPath('59-marketing-posts-empty'), fullPage: true });
   await restorePosts();
 
-  const restoreError = await stubProcedures(page, { 'marketing.listPosts': SERVER_ERROR, 'marketing.metrics': SERVER_ERROR });
+  const restoreError = await mockProcedures(page, { 'marketing.listPosts': serverError, 'marketing.metrics': serverError });
   await page.reload();
   await expect(marketing.postsError).toContainText('Something went wrong on our side');
   await marketing.tab('Metrics').click();

@@ -6,12 +6,11 @@ import {
   publicApi,
   screenshotPath,
   screenshotScreen,
-  SERVER_ERROR,
   signInAsModerator,
-  stubProcedures,
   testAgent,
   trpc,
 } from './pages/directory-fixtures';
+import { mockProcedures, serverError } from './pages/console-api';
 import { OverviewDashboard } from './pages/overview-dashboard-page';
 
 interface Overview {
@@ -84,7 +83,7 @@ test('new agents show up in the counts and the activity after a refresh', async 
 
 test('the overview says when it cannot load, and recovers', async ({ page }) => {
   const overview = new OverviewDashboard(page);
-  const restore = await stubProcedures(page, { 'stats.overview': SERVER_ERROR });
+  const restore = await mockProcedures(page, { 'stats.overview': serverError });
   await overview.goto();
   await expect(overview.error).toBeVisible();
   await expect(overview.error).toContainText('Something went wrong on our side');

@@ -6,13 +6,11 @@ import {
   collectPageErrors,
   screenshotPath,
   screenshotScreen,
-  settled,
   signInAsModerator,
-  SERVER_ERROR,
-  stubProcedures,
   trpc,
   uniqueSuffix,
 } from './pages/directory-fixtures';
+import { mockProcedures, serverError, settled } from './pages/console-api';
 import { WebhooksPage } from './pages/webhooks-page';
 
 /**
@@ -442,13 +440,13 @@ test.describe('Webhooks', () => {
   test('empty, error and missing-endpoint states', async ({ page }) => {
     const hooks = new WebhooksPage(page);
 
-    let restore = await stubProcedures(page, { 'webhooks.list': { data: { endpoints: [], eventKinds: EVENT_KINDS } } });
+    let restore = await mockProcedures(page, { 'webhooks.list': { data: { endpoints: [], eventKinds: EVENT_KINDS } } });
     await hooks.goto();
     await expect(hooks.empty).toContainText('No webhook endpoints yet');
     await screenshotScreen(page, '89-webhooks-empty');
     await restore();
 
-    restore = await stubProcedures(page, { 'webhooks.list': SERVER_ERROR });
+    restore = await mockProcedures(page, { 'webhooks.list': serverError });
     await hooks.goto();
     await expect(hooks.error).toContainText('could not be loaded');
     await screenshotScreen(page, '89-webhooks-error');

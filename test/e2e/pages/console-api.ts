@@ -30,10 +30,10 @@ type BatchAnswer = { data: unknown } | { error: { message: string; code: string;
  * Other procedures in the same batch get the real answer.
  */
 export async function mockProcedures(page: Page, answers: Record<string, BatchAnswer>): Promise<() => Promise<void>> {
-  const matches = (url: URL) => Object.keys(answers).some((name) => url.pathname.split('/').pop()!.split(',').includes(name));
+  const namesOf = (url: URL) => decodeURIComponent(url.pathname.split('/').pop() ?? '').split(',');
+  const matches = (url: URL) => url.pathname.startsWith('/trpc/') && namesOf(url).some((name) => name in answers);
   const handler = async (route: Route) => {
-    const url = new URL(route.request().url());
-    const names = url.pathname.split('/').pop()!.split(',');
+    const names = namesOf(new URL(route.request().url()));
     const real = names.some((name) => !(name in answers)) ? await (await route.fetch()).json() : [];
     let status = 200;
     const body = names.map((name, index) => {

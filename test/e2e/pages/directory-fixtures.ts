@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect, type APIRequestContext, type Page, type Route } from '@playwright/test';
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { settled } from './console-api';
 
 /**
  * What the agents, marketing and overview specs share: a signed-in console,
@@ -123,53 +124,6 @@ export function testAgent(label: string, suffix = uniqueSuffix()): AgentRecord {
     type: 'coding',
     source_url: `https://e2e.example.com/${slug}`,
   };
-}
-
-type BatchAnswer = { data: unknown } | { error: { message: string; code: string; status: number } };
-
-/**
- * Answers the console's (batched) calls to `procedures` with made-up results,
- * to show empty and error states; other procedures in a batch get the real
- * answer. Returns the function that removes the stand-in.
- */
-export async function stubProcedures(page: Page, answers: Record<string, BatchAnswer>): Promise<() => Promise<void>> {
-  const namesOf = (url: URL) => decodeURIComponent(url.pathname.split('/').pop() ?? '').split(',');
-  const matches = (url: URL) => url.pathname.startsWith('/trpc/') && namesOf(url).some((name) => name in answers);
-  const handler = async (route: Route) => {
-    const names = namesOf(new URL(route.request().url()));
-    const real = names.some((name) => !(name in answers)) ? await (await route.fetch()).json() : [];
-    let status = 200;
-    const body = names.map((name, index) => {
-      const answer = answers[name];
-      if (!answer) return real[index];
-      if ('data' in answer) return { result: { data: answer.data } };
-      status = answer.error.status;
-      return {
-        error: {
-          message: answer.error.message,
-          code: -32603,
-          data: { code: answer.error.code, httpStatus: answer.error.status, trpcCode: 'INTERNAL_SERVER_ERROR', title: 'Internal error' },
-        },
-      };
-    });
-    await route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) });
-  };
-  await page.route(matches, handler);
-  return () => page.unroute(matches, handler);
-}
-
-export const SERVER_ERROR: BatchAnswer = {
-  error: { message: 'Something went wrong on our side; it has been logged', code: 'internal_error', status: 500 },
-};
-
-/** Waits for finite CSS animations (drawer and popover entrances) to end, so screenshots are not taken mid-fade. */
-export async function settled(page: Page): Promise<void> {
-  await page.evaluate(`Promise.all(
-    document
-      .getAnimations()
-      .filter((animation) => animation.effect?.getComputedTiming().iterations !== Infinity)
-      .map((animation) => animation.finished.catch(() => undefined)),
-  ).then(() => undefined)`);
 }
 
 /**
