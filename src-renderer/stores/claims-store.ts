@@ -1,9 +1,10 @@
 import type { inferRouterOutputs } from '@trpc/server';
 import { defineStore } from 'pinia';
-import { computed, ref, shallowRef } from 'vue';
+import { ref } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
-import { toConsoleError, trpc, type ConsoleError } from '../trpc';
-import { isConflict, PAGE_SIZE, type ActionOutcome, type ConflictNotice } from './submissions-store';
+import { usePagedQueue } from '../composables/use-paged-queue';
+import { toConsoleError, trpc } from '../trpc';
+import { isConflict, type ActionOutcome, type ConflictNotice } from './submissions-store';
 
 type Outputs = inferRouterOutputs<AppRouter>['claims'];
 export type QueueClaim = Outputs['get'];
@@ -27,21 +28,20 @@ export interface CheckReport {
  */
 export const useClaimsStore = defineStore('claims', () => {
   const status = ref<ClaimStatus>('pending');
-  const rows = shallowRef<QueueClaim[]>([]);
-  const total = ref(0);
   const counts = ref<ClaimCounts | null>(null);
-  const loading = ref(false);
-  const loadingMore = ref(false);
-  const error = ref<ConsoleError | null>(null);
-  const exhausted = ref(false);
-  const selectedId = ref<string | null>(null);
-  const busyIds = ref<ReadonlySet<string>>(new Set());
   const conflict = ref<ConflictNotice | null>(null);
   const checkReport = ref<CheckReport | null>(null);
-  let generation = 0;
-
-  const selected = computed(() => rows.value.find((row) => row.id === selectedId.value) ?? null);
-  const selectedIndex = computed(() => rows.value.findIndex((row) => row.id === selectedId.value));
+  const queue = usePagedQueue<QueueClaim>({
+    fetchPage: async (page, limit) => {
+      const result = await trpc.claims.list.query({ status: status.value, page, limit });
+      return { items: result.claims, total: result.total };
+    },
+    beforeSelect: (id) => {
+      if (conflict.value && conflict.value.id !== id) conflict.value = null;
+      if (checkReport.value && checkReport.value.id !== id) checkReport.value = null;
+    },
+  });
+  const { rows, selectedId, busyIds, replaceRow } = queue;
 
   async function loadCounts(): Promise<void> {
     try {
@@ -51,49 +51,9 @@ export const useClaimsStore = defineStore('claims', () => {
     }
   }
 
-  async function reload(): Promise<void> {
-    const mine = ++generation;
-    loading.value = true;
-    error.value = null;
-    exhausted.value = false;
+  function reload(): Promise<void> {
     void loadCounts();
-    try {
-      const page = await trpc.claims.list.query({ status: status.value, page: 1, limit: PAGE_SIZE });
-      if (mine !== generation) return;
-      rows.value = page.claims;
-      total.value = page.total;
-      exhausted.value = page.claims.length < PAGE_SIZE;
-      if (!rows.value.some((row) => row.id === selectedId.value)) selectedId.value = rows.value[0]?.id ?? null;
-    } catch (cause) {
-      if (mine !== generation) return;
-      error.value = toConsoleError(cause);
-      rows.value = [];
-      total.value = 0;
-    } finally {
-      if (mine === generation) loading.value = false;
-    }
-  }
-
-  async function loadMore(): Promise<void> {
-    if (loading.value || loadingMore.value || exhausted.value || error.value) return;
-    const mine = generation;
-    loadingMore.value = true;
-    try {
-      const page = await trpc.claims.list.query({
-        status: status.value,
-        page: Math.floor(rows.value.length / PAGE_SIZE) + 1,
-        limit: PAGE_SIZE,
-      });
-      if (mine !== generation) return;
-      const present = new Set(rows.value.map((row) => row.id));
-      rows.value = [...rows.value, ...page.claims.filter((row) => !present.has(row.id))];
-      total.value = page.total;
-      exhausted.value = page.claims.length < PAGE_SIZE || rows.value.length >= page.total;
-    } catch (cause) {
-      if (mine === generation) error.value = toConsoleError(cause);
-    } finally {
-      loadingMore.value = false;
-    }
+    return queue.reload();
   }
 
   function setStatus(next: ClaimStatus): void {
@@ -103,24 +63,6 @@ export const useClaimsStore = defineStore('claims', () => {
     conflict.value = null;
     checkReport.value = null;
     void reload();
-  }
-
-  function select(id: string | null): void {
-    if (conflict.value && conflict.value.id !== id) conflict.value = null;
-    if (checkReport.value && checkReport.value.id !== id) checkReport.value = null;
-    selectedId.value = id;
-  }
-
-  function moveSelection(delta: number): void {
-    if (rows.value.length === 0) return;
-    const from = selectedIndex.value;
-    const to = from < 0 ? 0 : Math.min(rows.value.length - 1, Math.max(0, from + delta));
-    select(rows.value[to]!.id);
-    if (to >= rows.value.length - 10) void loadMore();
-  }
-
-  function replaceRow(next: QueueClaim): void {
-    rows.value = rows.value.map((row) => (row.id === next.id ? next : row));
   }
 
   async function reloadItem(id: string): Promise<QueueClaim | null> {
@@ -134,35 +76,32 @@ export const useClaimsStore = defineStore('claims', () => {
     }
   }
 
-  async function runAction(claim: QueueClaim, action: () => Promise<QueueClaim>): Promise<ActionOutcome<QueueClaim>> {
+  function runAction(claim: QueueClaim, action: () => Promise<QueueClaim>): Promise<ActionOutcome<QueueClaim>> {
     const { id } = claim;
-    if (busyIds.value.has(id)) return { ok: false, error: { code: 'busy', message: 'Already working on it' }, conflict: false };
-    busyIds.value = new Set([...busyIds.value, id]);
-    try {
-      const value = await action();
-      replaceRow(value);
-      void loadCounts();
-      if (conflict.value?.id === id) conflict.value = null;
-      return { ok: true, value };
-    } catch (cause) {
-      const described = toConsoleError(cause);
-      if (isConflict(described)) {
-        const fresh = await reloadItem(id);
-        const now = fresh && fresh.status !== 'pending' ? ` It is now ${fresh.status}.` : '';
-        conflict.value = {
-          id,
-          message: `This claim was changed by another moderator (or checked by the claimant), so your action was not applied.${now} It has been reloaded: review it again.`,
-        };
-        return { ok: false, error: described, conflict: true };
+    const busy: ActionOutcome<QueueClaim> = { ok: false, error: { code: 'busy', message: 'Already working on it' }, conflict: false };
+    return queue.whileBusy<ActionOutcome<QueueClaim>>(id, busy, async () => {
+      try {
+        const value = await action();
+        replaceRow(value);
+        void loadCounts();
+        if (conflict.value?.id === id) conflict.value = null;
+        return { ok: true, value };
+      } catch (cause) {
+        const described = toConsoleError(cause);
+        if (isConflict(described)) {
+          const fresh = await reloadItem(id);
+          const now = fresh && fresh.status !== 'pending' ? ` It is now ${fresh.status}.` : '';
+          conflict.value = {
+            id,
+            message: `This claim was changed by another moderator (or checked by the claimant), so your action was not applied.${now} It has been reloaded: review it again.`,
+          };
+          return { ok: false, error: described, conflict: true };
+        }
+        // A failed check is kept in last_check (a new version): show the claim as it is now.
+        if (described.code === 'verification_failed') await reloadItem(id);
+        return { ok: false, error: described, conflict: false };
       }
-      // A failed check is kept in last_check (a new version): show the claim as it is now.
-      if (described.code === 'verification_failed') await reloadItem(id);
-      return { ok: false, error: described, conflict: false };
-    } finally {
-      const next = new Set(busyIds.value);
-      next.delete(id);
-      busyIds.value = next;
-    }
+    });
   }
 
   async function verifyNow(claim: QueueClaim): Promise<ActionOutcome<QueueClaim>> {
@@ -189,22 +128,22 @@ export const useClaimsStore = defineStore('claims', () => {
   return {
     status,
     rows,
-    total,
+    total: queue.total,
     counts,
-    loading,
-    loadingMore,
-    error,
-    exhausted,
+    loading: queue.loading,
+    loadingMore: queue.loadingMore,
+    error: queue.error,
+    exhausted: queue.exhausted,
     selectedId,
-    selected,
+    selected: queue.selected,
     busyIds,
     conflict,
     checkReport,
     reload,
-    loadMore,
+    loadMore: queue.loadMore,
     setStatus,
-    select,
-    moveSelection,
+    select: queue.select,
+    moveSelection: queue.moveSelection,
     reloadItem,
     verifyNow,
     verifyManually,

@@ -2,6 +2,7 @@ import type { inferRouterOutputs } from '@trpc/server';
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
+import { usePagedQueue } from '../composables/use-paged-queue';
 import { toConsoleError, trpc, type ConsoleError } from '../trpc';
 
 type Outputs = inferRouterOutputs<AppRouter>['submissions'];
@@ -13,8 +14,8 @@ export type BulkResult = Outputs['bulkApprove']['results'][number];
 export type QueueOptions = Outputs['options'];
 export type SubmissionPatch = Parameters<typeof trpc.submissions.update.mutate>[0]['patch'];
 
-/** Rows per request: the API's maximum, so 10,000 pending items are 100 calls at most, made as the moderator scrolls. */
-export const PAGE_SIZE = 100;
+/** The bulk procedures take at most this many items per call. */
+const BULK_MAX_ITEMS = 100;
 
 export const SUBMISSION_STATUSES: readonly SubmissionStatus[] = ['pending', 'approved', 'rejected'];
 
@@ -40,24 +41,25 @@ export function isConflict(error: { code: string }): boolean {
 export const useSubmissionsStore = defineStore('submissions', () => {
   const status = ref<SubmissionStatus>('pending');
   const query = ref('');
-  const rows = shallowRef<QueueSubmission[]>([]);
-  const total = ref(0);
   const counts = ref<SubmissionCounts | null>(null);
-  const loading = ref(false);
-  const loadingMore = ref(false);
-  const error = ref<ConsoleError | null>(null);
-  const exhausted = ref(false);
-  const selectedId = ref<string | null>(null);
   const checkedIds = ref<string[]>([]);
-  /** Ids with a decision in flight, so a double key press never sends two. */
-  const busyIds = ref<ReadonlySet<string>>(new Set());
   const conflict = ref<ConflictNotice | null>(null);
   const options = shallowRef<QueueOptions | null>(null);
-  /** Bumped on every reload, so answers to an older filter are dropped. */
-  let generation = 0;
+  const queue = usePagedQueue<QueueSubmission>({
+    fetchPage: async (page, limit) => {
+      const result = await trpc.submissions.list.query({ status: status.value, q: query.value.trim() || undefined, page, limit });
+      return { items: result.submissions, total: result.total };
+    },
+    beforeSelect: (id) => {
+      if (conflict.value && conflict.value.id !== id) conflict.value = null;
+    },
+    afterReload: (loaded) => {
+      const present = new Set(loaded.map((row) => row.id));
+      checkedIds.value = checkedIds.value.filter((id) => present.has(id));
+    },
+  });
+  const { rows, total, selectedId, selectedIndex, replaceRow, loadMore } = queue;
 
-  const selected = computed(() => rows.value.find((row) => row.id === selectedId.value) ?? null);
-  const selectedIndex = computed(() => rows.value.findIndex((row) => row.id === selectedId.value));
   const checkedRows = computed(() => {
     const checked = new Set(checkedIds.value);
     return rows.value.filter((row) => checked.has(row.id));
@@ -81,64 +83,9 @@ export const useSubmissionsStore = defineStore('submissions', () => {
   }
 
   /** The first page of the current tab and search, replacing what was loaded. */
-  async function reload(): Promise<void> {
-    const mine = ++generation;
-    loading.value = true;
-    error.value = null;
-    exhausted.value = false;
+  function reload(): Promise<void> {
     void loadCounts();
-    try {
-      const page = await trpc.submissions.list.query({
-        status: status.value,
-        q: query.value.trim() || undefined,
-        page: 1,
-        limit: PAGE_SIZE,
-      });
-      if (mine !== generation) return;
-      rows.value = page.submissions;
-      total.value = page.total;
-      exhausted.value = page.submissions.length < PAGE_SIZE;
-      const stillThere = rows.value.some((row) => row.id === selectedId.value);
-      if (!stillThere) selectedId.value = rows.value[0]?.id ?? null;
-      const present = new Set(rows.value.map((row) => row.id));
-      checkedIds.value = checkedIds.value.filter((id) => present.has(id));
-    } catch (cause) {
-      if (mine !== generation) return;
-      error.value = toConsoleError(cause);
-      rows.value = [];
-      total.value = 0;
-    } finally {
-      if (mine === generation) loading.value = false;
-    }
-  }
-
-  /**
-   * The next page. Decided items leave the pending tab, which moves later items up on the
-   * server, so the page is chosen from what is loaded now and rows already here are dropped.
-   */
-  async function loadMore(): Promise<void> {
-    if (loading.value || loadingMore.value || exhausted.value || error.value) return;
-    const mine = generation;
-    loadingMore.value = true;
-    try {
-      const pageNumber = Math.floor(rows.value.length / PAGE_SIZE) + 1;
-      const page = await trpc.submissions.list.query({
-        status: status.value,
-        q: query.value.trim() || undefined,
-        page: pageNumber,
-        limit: PAGE_SIZE,
-      });
-      if (mine !== generation) return;
-      const present = new Set(rows.value.map((row) => row.id));
-      const fresh = page.submissions.filter((row) => !present.has(row.id));
-      rows.value = [...rows.value, ...fresh];
-      total.value = page.total;
-      exhausted.value = page.submissions.length < PAGE_SIZE || rows.value.length >= page.total;
-    } catch (cause) {
-      if (mine === generation) error.value = toConsoleError(cause);
-    } finally {
-      loadingMore.value = false;
-    }
+    return queue.reload();
   }
 
   function setStatus(next: SubmissionStatus): void {
@@ -156,26 +103,8 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     void reload();
   }
 
-  function select(id: string | null): void {
-    if (conflict.value && conflict.value.id !== id) conflict.value = null;
-    selectedId.value = id;
-  }
-
-  /** j/k: the next or previous row; loads more when the selection nears the end of what is loaded. */
-  function moveSelection(delta: number): void {
-    if (rows.value.length === 0) return;
-    const from = selectedIndex.value;
-    const to = from < 0 ? 0 : Math.min(rows.value.length - 1, Math.max(0, from + delta));
-    select(rows.value[to]!.id);
-    if (to >= rows.value.length - 10) void loadMore();
-  }
-
   function toggleChecked(id: string): void {
     checkedIds.value = checkedIds.value.includes(id) ? checkedIds.value.filter((other) => other !== id) : [...checkedIds.value, id];
-  }
-
-  function replaceRow(next: QueueSubmission): void {
-    rows.value = rows.value.map((row) => (row.id === next.id ? next : row));
   }
 
   /** Takes decided rows out of a tab they no longer belong to, keeping the selection at the same place. */
@@ -212,29 +141,26 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     }
   }
 
-  async function runAction(id: string, action: () => Promise<QueueSubmission>): Promise<ActionOutcome<QueueSubmission>> {
-    if (busyIds.value.has(id)) return { ok: false, error: { code: 'busy', message: 'Already working on it' }, conflict: false };
-    busyIds.value = new Set([...busyIds.value, id]);
-    try {
-      const value = await action();
-      if (conflict.value?.id === id) conflict.value = null;
-      return { ok: true, value };
-    } catch (cause) {
-      const described = toConsoleError(cause);
-      if (!isConflict(described)) return { ok: false, error: described, conflict: false };
-      const fresh = await reloadItem(id);
-      const now =
-        fresh && fresh.status !== 'pending' ? ` It is now ${fresh.status}${fresh.decided_by ? ` (by ${fresh.decided_by})` : ''}.` : '';
-      conflict.value = {
-        id,
-        message: `This submission was changed by another moderator, so your action was not applied.${now} It has been reloaded: review it again.`,
-      };
-      return { ok: false, error: described, conflict: true };
-    } finally {
-      const next = new Set(busyIds.value);
-      next.delete(id);
-      busyIds.value = next;
-    }
+  function runAction(id: string, action: () => Promise<QueueSubmission>): Promise<ActionOutcome<QueueSubmission>> {
+    const busy: ActionOutcome<QueueSubmission> = { ok: false, error: { code: 'busy', message: 'Already working on it' }, conflict: false };
+    return queue.whileBusy<ActionOutcome<QueueSubmission>>(id, busy, async () => {
+      try {
+        const value = await action();
+        if (conflict.value?.id === id) conflict.value = null;
+        return { ok: true, value };
+      } catch (cause) {
+        const described = toConsoleError(cause);
+        if (!isConflict(described)) return { ok: false, error: described, conflict: false };
+        const fresh = await reloadItem(id);
+        const now =
+          fresh && fresh.status !== 'pending' ? ` It is now ${fresh.status}${fresh.decided_by ? ` (by ${fresh.decided_by})` : ''}.` : '';
+        conflict.value = {
+          id,
+          message: `This submission was changed by another moderator, so your action was not applied.${now} It has been reloaded: review it again.`,
+        };
+        return { ok: false, error: described, conflict: true };
+      }
+    });
   }
 
   async function approve(submission: QueueSubmission): Promise<ActionOutcome<QueueSubmission>> {
@@ -268,8 +194,8 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     try {
       const results: BulkResult[] = [];
       // The API takes at most 100 items per call; a bigger selection goes in turns.
-      for (let start = 0; start < items.length; start += PAGE_SIZE) {
-        const chunk = items.slice(start, start + PAGE_SIZE);
+      for (let start = 0; start < items.length; start += BULK_MAX_ITEMS) {
+        const chunk = items.slice(start, start + BULK_MAX_ITEMS);
         const answer =
           decision === 'approve'
             ? await trpc.submissions.bulkApprove.mutate({ items: chunk })
@@ -298,16 +224,16 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     rows,
     total,
     counts,
-    loading,
-    loadingMore,
-    error,
-    exhausted,
+    loading: queue.loading,
+    loadingMore: queue.loadingMore,
+    error: queue.error,
+    exhausted: queue.exhausted,
     selectedId,
-    selected,
+    selected: queue.selected,
     selectedIndex,
     checkedIds,
     checkedRows,
-    busyIds,
+    busyIds: queue.busyIds,
     conflict,
     options,
     reload,
@@ -316,8 +242,8 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     loadOptions,
     setStatus,
     setQuery,
-    select,
-    moveSelection,
+    select: queue.select,
+    moveSelection: queue.moveSelection,
     toggleChecked,
     reloadItem,
     approve,
