@@ -14,7 +14,7 @@
  *
  *   npx tsx bench/webhooks.ts [--events 2000] [--rate 200] [--keep]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -52,6 +52,8 @@ interface Result {
 }
 
 async function main(): Promise<void> {
+  // The compiled server, as `npm run serve` runs it: built first if needed.
+  execFileSync(process.execPath, ['scripts/ensure-build.mjs', 'api'], { cwd: root, stdio: 'inherit' });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-bench-webhooks-'));
   const receiver = await startWebhookReceiver();
   const config = createConfig({ dataDir });
@@ -265,19 +267,7 @@ function printTable(results: Result[]): void {
 async function startServe(dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src-api/serve.ts',
-      '--port',
-      String(port),
-      '--data-dir',
-      dataDir,
-      '--no-demo-data',
-      '--allow-private-urls',
-      '--rate-limit',
-      'off',
-    ],
+    ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--allow-private-urls', '--rate-limit', 'off'],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';

@@ -1,7 +1,8 @@
-// Builds the console when its build is missing or older than its sources, and
-// does nothing (quickly) otherwise. `npm run serve` runs it first (preserve),
-// `npm start` and the Electron shell test use it too.
+// Builds a target when its build is missing or older than its sources, and
+// does nothing (quickly) otherwise. `npm run serve` and `npm run cli` run it
+// first (preserve, precli), `npm start`, the benchmarks and the Electron shell test use it too.
 //   node scripts/ensure-build.mjs web        → out/web (the console for the browser)
+//   node scripts/ensure-build.mjs api        → out/api (serve.js and cli.js, the headless server and the CLI)
 //   node scripts/ensure-build.mjs electron   → out/main, out/preload, out/renderer
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,20 +13,24 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
+const vite = () => path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
+
 const TARGETS = {
   web: {
+    description: "console's web build (out/web)",
     output: 'out/web/index.html',
     inputs: ['src-renderer', 'vite.web.config.ts', 'package-lock.json'],
-    command: () => [
-      path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js'),
-      'build',
-      '--config',
-      'vite.web.config.ts',
-      '--logLevel',
-      'warn',
-    ],
+    command: () => [vite(), 'build', '--config', 'vite.web.config.ts', '--logLevel', 'warn'],
+  },
+  api: {
+    description: 'headless server and CLI (out/api)',
+    output: 'out/api/serve.js',
+    // Migrations are read from resources/migrations at run time, not bundled: no input here.
+    inputs: ['src-api', 'vite.api.config.ts', 'package.json', 'package-lock.json'],
+    command: () => [vite(), 'build', '--config', 'vite.api.config.ts', '--logLevel', 'warn'],
   },
   electron: {
+    description: 'desktop app (out/main, out/preload, out/renderer)',
     output: 'out/main/index.js',
     inputs: ['src-main', 'src-api', 'src-renderer', 'electron.vite.config.ts', 'package.json', 'package-lock.json'],
     command: () => [
@@ -120,13 +125,11 @@ function isRunning(pid) {
 /** Builds `name` unless it is up to date; returns true when it built. Throws when the build fails. */
 export function ensureBuild(name) {
   const target = TARGETS[name];
-  if (!target) throw new Error(`unknown build target "${name}" (web or electron)`);
+  if (!target) throw new Error(`unknown build target "${name}" (${Object.keys(TARGETS).join(', ')})`);
   if (isFresh(target)) return false;
   return withLock(name, () => {
     if (isFresh(target)) return false; // another process built it while we waited
-    process.stderr.write(
-      `Building the ${name === 'web' ? "console's web build (out/web)" : 'desktop app (out/main, out/preload, out/renderer)'}…\n`,
-    );
+    process.stderr.write(`Building the ${target.description}…\n`);
     // Vite's report goes to stderr: stdout belongs to the command that asked (serve prints its URLs there).
     const result = spawnSync(process.execPath, target.command(), { cwd: root, stdio: ['ignore', 2, 2] });
     if (result.status !== 0) throw new Error(`the ${name} build failed (exit ${result.status ?? result.signal})`);

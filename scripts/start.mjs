@@ -54,8 +54,10 @@ try {
     console.log(
       `Electron binary not installed on this machine; serving headless instead: npm run serve${args.length ? ` -- ${args.join(' ')}` : ''}`,
     );
+    // What `npm run serve` runs: the compiled server, not tsx.
     ensureBuild('web');
-    run(process.execPath, ['--import', 'tsx', path.join('src-api', 'serve.ts'), ...args]);
+    ensureBuild('api');
+    run(process.execPath, [path.join('out', 'api', 'serve.js'), ...args]);
   } else {
     ensureBuild('electron');
     run(electron, ['.', ...args]);

@@ -1,17 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { problem, sendProblem } from '../http/problem';
+import { projectPath } from '../lib/project-root';
 import { CONSOLE_CSP } from './csp';
 
 export const CONSOLE_PREFIX = '/console';
 
-/** Where `npm run build:web` writes the console (vite.web.config.ts). */
-export const defaultWebRoot = fileURLToPath(new URL('../../out/web', import.meta.url));
+/** Where `npm run build:web` writes the console (vite.web.config.ts); found the same from the sources and from out/api. */
+export function defaultWebRoot(): string {
+  return projectPath('out', 'web');
+}
 
 export interface ConsoleWebOptions {
-  /** Folder of the web build; defaults to out/web of the source tree. */
+  /** Folder of the web build; defaults to out/web of the project. */
   webRoot?: string;
 }
 
@@ -46,7 +48,7 @@ Run <code>npm run build:web</code> in the repository, then reload this page.
  * The console's web build at /console: static files, and index.html for any
  * other path below it so that the client-side router can take over.
  */
-export function consoleWebPlugin({ webRoot = defaultWebRoot }: ConsoleWebOptions = {}): FastifyPluginAsync {
+export function consoleWebPlugin({ webRoot = defaultWebRoot() }: ConsoleWebOptions = {}): FastifyPluginAsync {
   const root = path.resolve(webRoot);
   const indexFile = path.join(root, 'index.html');
 

@@ -1,15 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { projectPath } from '../lib/project-root';
 import * as schema from './schema';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-/** Where the generated migrations live when running from the source tree. */
-export const defaultMigrationsFolder = fileURLToPath(new URL('../../resources/migrations', import.meta.url));
+/** Where the generated migrations live in the project: the same folder for the sources (tsx) and for out/api. */
+export function defaultMigrationsFolder(): string {
+  return projectPath('resources', 'migrations');
+}
 
 export interface OpenDatabaseOptions {
   /** Folder of drizzle-kit migrations; the Electron build passes its packaged copy. */
@@ -29,7 +31,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const db = drizzle(sqlite, { schema }) as Db;
-  migrate(db, { migrationsFolder: options.migrationsFolder ?? defaultMigrationsFolder });
+  migrate(db, { migrationsFolder: options.migrationsFolder ?? defaultMigrationsFolder() });
   return db;
 }
 
