@@ -43,11 +43,14 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const origin = `http://${host}:${port}`;
   // Warm-up after listening: the search index is built in slices between
   // requests (the first slice now, so a small directory is complete at once),
-  // and /health answers meanwhile; then trust scores catch up with the age
-  // signal (and again daily).
+  // and /health answers meanwhile; then the profile cache is filled the same
+  // way, and trust scores catch up with the age signal (and again daily).
   let trustRefresh: NodeJS.Timeout | undefined;
-  const stopWarmUp = services.search.warmUp(() => {
-    trustRefresh = setTimeout(() => services.agents.refreshTrustScores(), 0);
+  let stopProfileWarmUp: (() => void) | undefined;
+  const stopIndexWarmUp = services.search.warmUp(() => {
+    stopProfileWarmUp = services.agents.warmUpProfiles(() => {
+      trustRefresh = setTimeout(() => services.agents.refreshTrustScores(), 0);
+    });
   });
   const dailyTrustRefresh = setInterval(() => services.agents.refreshTrustScores(), 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();
@@ -64,7 +67,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
     async close() {
       if (closed) return;
       closed = true;
-      stopWarmUp();
+      stopIndexWarmUp();
+      stopProfileWarmUp?.();
       clearTimeout(trustRefresh);
       clearInterval(dailyTrustRefresh);
       await app.close();

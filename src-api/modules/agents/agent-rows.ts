@@ -61,6 +61,8 @@ export interface AgentRowStatements {
   update(row: AgentRow): void;
   /** One page of listed agents (of one type, if given), sorted by `orderBy` then id in the same direction. */
   listedPage(page: ListedPageQuery): AgentRow[];
+  /** Listed agents with an id after `afterId`, by id: a walk over the directory in slices. */
+  listedAfter(afterId: string, limit: number): AgentRow[];
 }
 
 /** SQL for each public list sort: a column, or the average rating (unrated last). */
@@ -88,6 +90,9 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   // json_each turns one JSON array parameter into primary-key lookups, whatever the number of ids.
   const byIds = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" IN (SELECT value FROM json_each(?))`).raw();
   const byId = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" = ?`).raw();
+  const listedAfter = db.$client
+    .prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" > ? AND "${columns.listed.name}" = 1 ORDER BY "${columns.id.name}" LIMIT ?`)
+    .raw();
   const UPDATE_KEYS = ALL_KEYS.filter((key) => key !== 'id');
   const updateRow = db.$client.prepare(
     `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
@@ -125,6 +130,7 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
       const params = query.type ? [query.type, query.limit, query.offset] : [query.limit, query.offset];
       return (listStatement(query).all(...params) as unknown[][]).map(decodeRow);
     },
+    listedAfter: (afterId, limit) => (listedAfter.all(afterId, limit) as unknown[][]).map(decodeRow),
     update: (row) => {
       updateRow.run(...encodeForUpdate(row));
     },

@@ -1,7 +1,7 @@
 import { asc, gt } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import type { AgentProfile } from './agents.schemas';
-import { toAgentProfile } from './agents.service';
+import { toAgentProfile } from './agent-profile';
 import { agents } from './agents.table';
 
 /**

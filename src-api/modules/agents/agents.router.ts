@@ -3,7 +3,7 @@ import { idParamSchema } from '../../lib/schemas';
 import { adminProcedure, router } from '../../trpc/init';
 import { searchBodySchema } from '../search/search.schemas';
 import { agentInputSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
-import { toAdminAgent } from './agents.service';
+import { toAdminAgent } from './agent-profile';
 
 const fields = agentInputSchema.shape;
 

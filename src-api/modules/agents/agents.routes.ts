@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import type { ApiRoutes } from '../../http/routes';
 import { setPageLinks } from '../../http/pagination';
+import { sendJson } from '../../http/send-json';
 import { commaListSchema, idParamSchema, problemSchema } from '../../lib/schemas';
 import {
   agentListSchema,
   agentProfileSchema,
   type AgentProfile,
+  type BulkAgents,
   bulkAgentsSchema,
   listAgentsQuerySchema,
   MAX_BULK_IDS,
 } from './agents.schemas';
-
-/** What the route's zod response serializer would send for a profile: parsed by the schema, then stringified. */
-const serializeProfile = (profile: AgentProfile): string => JSON.stringify(agentProfileSchema.parse(profile));
 
 const errors = { 400: problemSchema, 404: problemSchema, 429: problemSchema };
 
@@ -48,7 +47,7 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: bulkAgentsSchema, ...errors },
       },
     },
-    async (request) => services.agents.bulk(request.query.ids),
+    async (request, reply) => sendJson<BulkAgents>(reply, services.agents.bulkJson(request.query.ids)),
   );
 
   api.get(
@@ -62,10 +61,6 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: agentProfileSchema, ...errors },
       },
     },
-    async (request, reply) => {
-      // The cached JSON was made by the schema's own serializer; a string with a JSON type is sent as is.
-      const json = services.agents.getJson(request.params.id, serializeProfile);
-      return reply.type('application/json; charset=utf-8').send(json as unknown as AgentProfile);
-    },
+    async (request, reply) => sendJson<AgentProfile>(reply, services.agents.getJson(request.params.id)),
   );
 };

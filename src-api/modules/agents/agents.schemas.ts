@@ -106,3 +106,4 @@ export const bulkAgentsSchema = z.object({
   agents: z.array(agentProfileSchema),
   missing: z.array(z.string()),
 });
+export type BulkAgents = z.infer<typeof bulkAgentsSchema>;

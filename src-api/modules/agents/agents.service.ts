@@ -4,6 +4,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { NotFoundError, StaleVersionError, TooManyIdsError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
+import { runInSlices } from '../../lib/in-slices';
 import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
@@ -13,11 +14,13 @@ import {
   type AgentInput,
   type AgentPatch,
   type AgentProfile,
-  type AgentType,
   type ConsoleListAgentsQuery,
   type ListAgentsQuery,
 } from './agents.schemas';
+import { createAgentChangeCursor } from './agent-changes';
+import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
+import { createProfileCache, type ProfileJson } from './profile-cache';
 import { agents, type AgentRow, type NewAgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
 
@@ -27,6 +30,8 @@ export interface AgentsServiceDeps {
   ids: IdGenerator;
   events: EventsService;
   audit: AuditService;
+  /** Serialized public profiles kept in memory (about 0.8 KB each). */
+  profileCacheEntries?: number;
 }
 
 export interface WriteOptions {
@@ -36,38 +41,6 @@ export interface WriteOptions {
   emitEvents?: boolean;
   /** The version the caller last saw; a different current version is a conflict. */
   expectedVersion?: number;
-}
-
-export function toAgentProfile(row: AgentRow): AgentProfile {
-  return {
-    id: row.id,
-    name: row.name,
-    tagline: row.tagline,
-    description: row.description,
-    author: row.author,
-    capabilities: row.capabilities,
-    categories: row.categories,
-    type: row.type as AgentType,
-    trust_score: row.trustScore,
-    source_url: row.sourceUrl,
-    verified: row.verified,
-    rating: {
-      average: row.ratingCount > 0 ? Math.round((row.ratingSum / row.ratingCount) * 100) / 100 : null,
-      count: row.ratingCount,
-    },
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-/** The console's view of an agent: the public profile plus moderation fields. */
-export interface AdminAgent extends AgentProfile {
-  listed: boolean;
-  version: number;
-}
-
-export function toAdminAgent(row: AgentRow): AdminAgent {
-  return { ...toAgentProfile(row), listed: row.listed, version: row.version };
 }
 
 const SORT_COLUMNS = {
@@ -87,11 +60,17 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
   updated_at: 'desc',
 };
 
-/** Profiles kept serialized for GET /agents/{id}: about 1 KB each. */
-const PROFILE_JSON_CACHE_SIZE = 10_000;
+/**
+ * Profiles kept serialized by default: a directory of this size fits whole
+ * (about 0.85 KB each, 85 MB for 100,000 agents). Reads of a directory that
+ * fits never touch SQLite once warm.
+ */
+const DEFAULT_PROFILE_CACHE_ENTRIES = 150_000;
 
-export function createAgentsService({ db, clock, ids, events, audit }: AgentsServiceDeps) {
+export function createAgentsService({ db, clock, ids, events, audit, profileCacheEntries = DEFAULT_PROFILE_CACHE_ENTRIES }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
+  const changes = createAgentChangeCursor(db);
+  const profiles = createProfileCache({ db, rows, changes, maxEntries: profileCacheEntries });
   const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
 
   const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
@@ -115,7 +94,7 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
   let countsAtSeq = Number.NaN;
   const listedCounts = new Map<string, number>();
   const listedCount = (type?: string): number => {
-    const seq = rows.latestChangeSeq();
+    const seq = changes.latest();
     if (seq !== countsAtSeq) {
       listedCounts.clear();
       countsAtSeq = seq;
@@ -130,11 +109,6 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
     return total;
   };
   const findRow = (id: string): AgentRow | undefined => rows.byId(id);
-
-  // Serialized profiles of recently read agents (GET /agents/{id}). Any agent
-  // write, by any process, moves max(change_seq), which empties the cache.
-  let profileJsonAtSeq = Number.NaN;
-  const profileJson = new Map<string, string>();
 
   const requireRow = (id: string, includeUnlisted = false): AgentRow => {
     const row = findRow(id);
@@ -192,23 +166,26 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
       return toAgentProfile(requireRow(id));
     },
 
-    /**
-     * A listed agent's public profile as JSON, made by `serialize` (the
-     * route's response serializer) and cached until any agent changes.
-     */
-    getJson(id: string, serialize: (profile: AgentProfile) => string): string {
-      const seq = rows.latestChangeSeq();
-      if (seq !== profileJsonAtSeq) {
-        profileJson.clear();
-        profileJsonAtSeq = seq;
-      }
-      let json = profileJson.get(id);
-      if (json === undefined) {
-        json = serialize(toAgentProfile(requireRow(id)));
-        if (profileJson.size >= PROFILE_JSON_CACHE_SIZE) profileJson.delete(profileJson.keys().next().value!);
-        profileJson.set(id, json);
-      }
+    /** A listed agent's public profile as JSON (cached); unknown and unlisted ids are a NotFoundError. */
+    getJson(id: string): ProfileJson {
+      const json = profiles.get(id);
+      if (json === undefined) throw new NotFoundError('Agent', id);
       return json;
+    },
+
+    /** Public profiles (JSON) of the listed agents among `ids`; the others are left out. */
+    profilesJson(idList: readonly string[]): Map<string, ProfileJson> {
+      return profiles.getMany(idList);
+    },
+
+    /** Serializes the directory's profiles into the cache in the background (slices between requests); returns a stop function. */
+    warmUpProfiles(onDone?: () => void): () => void {
+      return runInSlices(() => profiles.fillStep(), { onDone });
+    },
+
+    /** max(change_seq) of the directory, read at most once per event-loop turn unless this process writes (see agent-changes). */
+    latestChangeSeq(): number {
+      return changes.latest();
     },
 
     /** Any agent, listed or not, for the console. */
@@ -251,19 +228,16 @@ export function createAgentsService({ db, clock, ids, events, audit }: AgentsSer
       return { ...page, items: page.items.map(toAdminAgent) };
     },
 
-    /** Several profiles in request order; unknown (or unlisted) ids come back in `missing`. */
-    bulk(requestedIds: readonly string[]): { agents: AgentProfile[]; missing: string[] } {
+    /**
+     * Several profiles in request order, as the JSON of the `BulkAgents`
+     * schema (from the profile cache); unknown (or unlisted) ids come back in `missing`.
+     */
+    bulkJson(requestedIds: readonly string[]): string {
       const unique = [...new Set(requestedIds)];
       if (unique.length > MAX_BULK_IDS) throw new TooManyIdsError(unique.length, MAX_BULK_IDS);
-      const byId = new Map(service.rowsByIds(unique).map((row) => [row.id, row]));
-      const found: AgentProfile[] = [];
-      const missing: string[] = [];
-      for (const id of unique) {
-        const row = byId.get(id);
-        if (row) found.push(toAgentProfile(row));
-        else missing.push(id);
-      }
-      return { agents: found, missing };
+      const found = profiles.getMany(unique);
+      const missing = unique.filter((id) => !found.has(id));
+      return `{"agents":[${unique.flatMap((id) => found.get(id) ?? []).join(',')}],"missing":${JSON.stringify(missing)}}`;
     },
 
     /** A listed agent whose source is the same as `url`, if any. */

@@ -127,6 +127,12 @@ const TAG_AUTHOR = 0;
 const TAG_CATEGORY = 1;
 const TAG_CAPABILITY = 2;
 const TAG_WEIGHT = [CONNECTION_WEIGHTS.author, CONNECTION_WEIGHTS.category, CONNECTION_WEIGHTS.capability] as const;
+const TAG_KIND_NAMES = ['author', 'category', 'capability'] as const;
+
+/** A related agent: its score and the tags (by kind, as keys) it shares with the requested one. */
+export interface ConnectionHit extends ScoredId {
+  shared: { kind: (typeof TAG_KIND_NAMES)[number]; key: string }[];
+}
 
 const TYPE_CODES = new Map<string, number>(AGENT_TYPES.map((type, code) => [type, code]));
 const UNKNOWN_TYPE_CODE = 255;
@@ -197,12 +203,15 @@ export class SearchIndex {
   /** Tag ids by key, one map per kind (author, category, capability). */
   private readonly tagIdsByKind = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
   private readonly tagKinds: number[] = [];
+  private readonly tagKeys: string[] = [];
   private readonly tagSlots: number[][] = [];
 
   // Query scratch, reused: a query is synchronous, so one set is enough.
   private termBest = new Float32Array(0);
   private termTouched = new Int32Array(0);
   private accumulated = new Float64Array(0);
+  /** Connection scores per slot (zero between requests). */
+  private connectionScores = new Uint16Array(0);
   private matchedMasks = new Uint32Array(0);
   private accumulatedTouched = new Int32Array(0);
   private marks = new Uint32Array(0);
@@ -290,13 +299,16 @@ export class SearchIndex {
    * Agents related to `id` by shared categories, author and capabilities,
    * best first; undefined when `id` is not in the index.
    */
-  connections(id: string, limit: number): ScoredId[] | undefined {
+  connections(id: string, limit: number): ConnectionHit[] | undefined {
     const source = this.slotById.get(id);
     if (source === undefined) return undefined;
     const sourceTags = Array.from(this.tagPool.subarray(this.tagStarts[source]!, this.tagStarts[source]! + this.tagCounts[source]!));
     sourceTags.sort((a, b) => this.tagSlots[a]!.length - this.tagSlots[b]!.length);
 
-    const scores = this.accumulated;
+    // Small integer scores in their own array: a typical request adds up some 16,000 list entries, and
+    // 2 bytes a slot keep those random reads in cache. Dead slots are skipped once, when ranked.
+    if (this.connectionScores.length < this.slotCount) this.connectionScores = new Uint16Array(this.accumulated.length);
+    const scores = this.connectionScores;
     const touched = this.accumulatedTouched;
     const alive = this.alive;
     let touchedCount = 0;
@@ -313,9 +325,9 @@ export class SearchIndex {
       const weight = TAG_WEIGHT[this.tagKinds[tag]!]!;
       for (let i = 0; i < list.length; i++) {
         const slot = list[i]!;
-        if (alive[slot] === 0 || slot === source) continue;
-        if (scores[slot] === 0) touched[touchedCount++] = slot;
-        scores[slot] = scores[slot]! + weight;
+        const score = scores[slot]!;
+        if (score === 0) touched[touchedCount++] = slot;
+        scores[slot] = score + weight;
       }
     }
     if (sampled.length > 0) {
@@ -329,7 +341,7 @@ export class SearchIndex {
         const stride = Math.max(1, Math.ceil(list.length / this.options.connectionSamplePerList));
         for (let i = 0; i < list.length; i += stride) {
           const slot = list[i]!;
-          if (alive[slot] === 0 || slot === source || scores[slot] !== 0) continue;
+          if (scores[slot] !== 0) continue;
           touched[touchedCount++] = slot;
           for (const sourceTag of sourceTags) {
             if (this.slotHasTag(slot, sourceTag)) scores[slot] = scores[slot]! + TAG_WEIGHT[this.tagKinds[sourceTag]!]!;
@@ -341,10 +353,16 @@ export class SearchIndex {
     const top = new TopK(limit, this.trust, this.docIds);
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i]!;
-      top.offer(slot, scores[slot]!);
+      if (alive[slot] === 1 && slot !== source) top.offer(slot, scores[slot]!);
       scores[slot] = 0;
     }
-    return top.sorted().map(({ slot, score }) => this.scored(slot, score));
+    return top.sorted().map(({ slot, score }) => ({
+      id: this.docIds[slot]!,
+      score,
+      shared: sourceTags
+        .filter((tag) => this.slotHasTag(slot, tag))
+        .map((tag) => ({ kind: TAG_KIND_NAMES[this.tagKinds[tag]!]!, key: this.tagKeys[tag]! })),
+    }));
   }
 
   /** Rewrites the postings without tombstones, turns tails into base postings and renumbers slots densely. */
@@ -774,6 +792,7 @@ export class SearchIndex {
       tag = this.tagKinds.length;
       ids.set(key, tag);
       this.tagKinds.push(kind);
+      this.tagKeys.push(key);
       this.tagSlots.push([]);
     }
     return tag;

@@ -2,7 +2,16 @@ import { z } from 'zod';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { CONNECTION_WEIGHTS } from './search-index';
-import { connectionsQuerySchema, connectionsResultSchema, searchBodySchema, searchQuerySchema, searchResultSchema } from './search.schemas';
+import { sendJson } from '../../http/send-json';
+import {
+  connectionsQuerySchema,
+  connectionsResultSchema,
+  searchBodySchema,
+  searchQuerySchema,
+  searchResultSchema,
+  type ConnectionsResult,
+  type SearchResult,
+} from './search.schemas';
 
 const SEARCH_DESCRIPTION = [
   'Full-text search over listed agents: name, tagline, description, capabilities and author (weighted in that spirit: ',
@@ -36,9 +45,9 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: searchResultSchema, ...errors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { q, ...rest } = request.query;
-      return services.search.search({ query: q, ...rest });
+      return sendJson<SearchResult>(reply, services.search.searchJson({ query: q, ...rest }));
     },
   );
 
@@ -56,7 +65,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: searchResultSchema, ...errors, 413: problemSchema, 415: problemSchema },
       },
     },
-    async (request) => services.search.search(request.body),
+    async (request, reply) => sendJson<SearchResult>(reply, services.search.searchJson(request.body)),
   );
 
   api.get(
@@ -78,6 +87,6 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: connectionsResultSchema, ...errors, 404: problemSchema },
       },
     },
-    async (request) => services.search.connections(request.params.id, request.query.limit),
+    async (request, reply) => sendJson<ConnectionsResult>(reply, services.search.connectionsJson(request.params.id, request.query.limit)),
   );
 };

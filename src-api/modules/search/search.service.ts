@@ -2,11 +2,13 @@ import type { Db } from '../../db/client';
 import { NotFoundError } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
+import { runInSlices } from '../../lib/in-slices';
 import type { AgentsService } from '../agents/agents.service';
 import type { AgentProfile } from '../agents/agents.schemas';
 import type { AgentRow } from '../agents/agents.table';
 import { createAgentRowStatements } from '../agents/agent-rows';
-import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type SearchFilters } from './search-index';
+import type { ProfileJson } from '../agents/profile-cache';
+import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type ConnectionHit, type SearchFilters } from './search-index';
 import {
   DEFAULT_SEARCH_LIMIT,
   type Connection,
@@ -31,15 +33,16 @@ const CATCH_UP_BATCH = 2_000;
  *
  * The index follows the database, not this process's writes: every agents
  * row carries `change_seq` (max + 1 on every write, from any process). Before
- * each query the service reads max(change_seq), an index lookup of a few
- * microseconds; when it is past the last row applied, the rows changed since
- * are read and applied. A `cli import` running beside the server is
- * therefore visible on the very next request. The first use builds the index
- * from every row, so processes that never search (the CLI) never pay for it.
+ * each query the service asks the agents' change cursor for max(change_seq)
+ * (read once per event-loop turn, and again after any write by this
+ * process); when it is past the last row applied, the rows changed since are
+ * read and applied. A `cli import` running beside the server is therefore
+ * visible on the next request. The first use builds the index from every
+ * row, so processes that never search (the CLI) never pay for it.
  *
  * The index holds no profiles (that would double its memory); the page of
- * hits is read by primary key, and re-checked against the filters in case
- * another process changed an agent in between.
+ * hits takes its profiles from the agents' profile cache, which follows the
+ * same cursor.
  */
 export function createSearchService({ db, agents }: SearchServiceDeps) {
   const index = new SearchIndex();
@@ -72,19 +75,39 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
 
   /** Applies every agent change the index has not seen yet. */
   function catchUp(): void {
-    if (rows.latestChangeSeq() <= lastSeenSeq) return;
+    if (agents.latestChangeSeq() <= lastSeenSeq) return;
     applyBatches(Infinity);
   }
 
-  /** Current rows of `hits`, in their order, still listed and passing the filters. */
-  function rowsOf<T extends { id: string }>(hits: readonly T[], filters: SearchFilters = {}): { hit: T; row: AgentRow }[] {
-    const byId = new Map(rows.byIds(hits.map((hit) => hit.id)).map((row) => [row.id, row]));
-    const found: { hit: T; row: AgentRow }[] = [];
-    for (const hit of hits) {
-      const row = byId.get(hit.id);
-      if (row && passesFilters(row, filters)) found.push({ hit, row });
-    }
-    return found;
+  /** The page of hits for `params`, with each agent's profile JSON. */
+  function findHits(params: SearchParams): { query: string; hits: { id: string; score: number; profile: ProfileJson }[]; total: number } {
+    catchUp();
+    const query = (params.query ?? '').trim();
+    const filters: SearchFilters = { type: params.type, minTrust: params.min_trust, capabilities: params.capabilities };
+    const { hits, total } = index.search(query, params.limit ?? DEFAULT_SEARCH_LIMIT, filters);
+    // The index and the profile cache follow the same change cursor, so a hit has a profile unless
+    // another process unlisted the agent this very turn; then it is left out of both.
+    const profiles = agents.profilesJson(hits.map((hit) => hit.id));
+    const found = hits.flatMap((hit) => {
+      const profile = profiles.get(hit.id);
+      return profile === undefined ? [] : [{ ...hit, profile }];
+    });
+    return { query, hits: found, total: total - (hits.length - found.length) };
+  }
+
+  /** Agents related to `id`, best first, with their profile JSON and what they share with it. */
+  function findConnections(id: string, limit: number) {
+    catchUp();
+    const related = index.connections(id, limit);
+    const source = related && agents.findRow(id);
+    if (!related || !source || !source.listed) throw new NotFoundError('Agent', id);
+    const profiles = agents.profilesJson(related.map((hit) => hit.id));
+    const connections = related.flatMap((hit) => {
+      const profile = profiles.get(hit.id);
+      const why = describeConnection(source, hit.shared);
+      return profile === undefined || why.score === 0 ? [] : [{ profile, ...why }];
+    });
+    return { agent_id: id, connections };
   }
 
   return {
@@ -111,84 +134,83 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
      * Returns a function that stops the warm-up (on close).
      */
     warmUp(onDone?: () => void): () => void {
-      let handle: NodeJS.Immediate | undefined;
-      let stopped = false;
-      const step = () => {
-        handle = undefined;
-        if (stopped) return;
-        let caughtUp: boolean;
-        try {
-          caughtUp = applyBatches(1);
-        } catch (error) {
+      warming = true;
+      const stop = runInSlices(() => applyBatches(1), {
+        onDone: () => {
+          warming = false;
+          onDone?.();
+        },
+        onError: (error) => {
           // E.g. the database closed under us: later requests catch up synchronously as before.
           warming = false;
           throw error;
-        }
-        if (!caughtUp) {
-          handle = setImmediate(step);
-          return;
-        }
-        warming = false;
-        onDone?.();
-      };
-      warming = true;
-      step();
+        },
+      });
       return () => {
-        stopped = true;
         warming = false;
-        if (handle) clearImmediate(handle);
+        stop();
       };
     },
 
+    /** Search results as objects (the console's tRPC procedure, in-process callers). */
     search(params: SearchParams): SearchResult {
-      catchUp();
-      const query = (params.query ?? '').trim();
-      const filters: SearchFilters = { type: params.type, minTrust: params.min_trust, capabilities: params.capabilities };
-      const { hits, total } = index.search(query, params.limit ?? DEFAULT_SEARCH_LIMIT, filters);
-      const found = rowsOf(hits, filters);
-      return {
-        query,
-        agents: found.map(({ hit, row }): SearchHit => ({ ...agents.toProfile(row), score: hit.score })),
-        // Agents changed by another process since the catch-up moments ago are left out of both.
-        total: total - (hits.length - found.length),
-      };
+      const { query, hits, total } = findHits(params);
+      return { query, agents: hits.map((hit): SearchHit => ({ ...(JSON.parse(hit.profile) as AgentProfile), score: hit.score })), total };
+    },
+
+    /** The same results as the JSON of the `SearchResult` schema, from the profile cache (the REST routes). */
+    searchJson(params: SearchParams): string {
+      const { query, hits, total } = findHits(params);
+      const agentsJson = hits.map((hit) => withTrailingFields(hit.profile, `"score":${JSON.stringify(hit.score)}`));
+      return `{"query":${JSON.stringify(query)},"agents":[${agentsJson.join(',')}],"total":${total}}`;
     },
 
     /** Listed agents related to `id` (shared categories, author, capabilities), best first. */
     connections(id: string, limit: number): ConnectionsResult {
-      catchUp();
-      const related = index.connections(id, limit);
-      const source = related && rows.byIds([id])[0];
-      if (!related || !source || !source.listed) throw new NotFoundError('Agent', id);
-      const connections = rowsOf(related)
-        .map(({ row }) => describeConnection(source, row, agents.toProfile(row)))
-        .filter((connection) => connection.score > 0)
-        .sort((a, b) => b.score - a.score || b.agent.trust_score - a.agent.trust_score || compareStrings(a.agent.id, b.agent.id));
-      return { agent_id: id, connections };
+      const found = findConnections(id, limit);
+      return {
+        agent_id: found.agent_id,
+        connections: found.connections.map(({ profile, ...why }) => ({ agent: JSON.parse(profile) as AgentProfile, ...why })),
+      };
+    },
+
+    /** The same as the JSON of the `ConnectionsResult` schema, from the profile cache (the REST route). */
+    connectionsJson(id: string, limit: number): string {
+      const found = findConnections(id, limit);
+      const connectionsJson = found.connections.map(
+        ({ profile, ...why }) =>
+          `{"agent":${profile},"score":${why.score},"shared_categories":${JSON.stringify(why.shared_categories)},` +
+          `"shared_capabilities":${JSON.stringify(why.shared_capabilities)},"same_author":${why.same_author}}`,
+      );
+      return `{"agent_id":${JSON.stringify(found.agent_id)},"connections":[${connectionsJson.join(',')}]}`;
     },
   };
 }
 
+/** `{…profile}` with more fields after the last one: the profile is a JSON object, so its text ends in `}`. */
+function withTrailingFields(profile: ProfileJson, fields: string): string {
+  return `${profile.slice(0, -1)},${fields}}`;
+}
+
 /**
- * Why two agents are related, and the score that follows from it (the same
- * weights the index ranks with, recomputed from the rows just read).
+ * Why two agents are related, from the tags the index says they share: the
+ * requested agent's own spelling of each shared category and capability.
  */
-function describeConnection(from: AgentRow, to: AgentRow, profile: AgentProfile): Connection {
-  const shared = (mine: string[], theirs: string[]): string[] => {
-    const theirKeys = new Set(theirs.map(tagKey));
+function describeConnection(from: AgentRow, shared: ConnectionHit['shared']): Omit<Connection, 'agent'> {
+  const sharedKeys = (kind: ConnectionHit['shared'][number]['kind']) => new Set(shared.filter((tag) => tag.kind === kind).map((tag) => tag.key));
+  const spelled = (mine: string[], keys: Set<string>): string[] => {
     const seen = new Set<string>();
     return mine.filter((value) => {
       const key = tagKey(value);
-      if (!key || !theirKeys.has(key) || seen.has(key)) return false;
+      if (!keys.has(key) || seen.has(key)) return false;
       seen.add(key);
       return true;
     });
   };
-  const sharedCategories = shared(from.categories, to.categories);
-  const sharedCapabilities = shared(from.capabilities, to.capabilities);
-  const sameAuthor = tagKey(from.author) !== '' && tagKey(from.author) === tagKey(to.author);
+  const sharedCategories = spelled(from.categories, sharedKeys('category'));
+  const sharedCapabilities = spelled(from.capabilities, sharedKeys('capability'));
+  const sameAuthor = shared.some((tag) => tag.kind === 'author');
   return {
-    agent: profile,
     score:
       CONNECTION_WEIGHTS.category * sharedCategories.length +
       (sameAuthor ? CONNECTION_WEIGHTS.author : 0) +
@@ -197,22 +219,6 @@ function describeConnection(from: AgentRow, to: AgentRow, profile: AgentProfile)
     shared_capabilities: sharedCapabilities,
     same_author: sameAuthor,
   };
-}
-
-function passesFilters(row: AgentRow, filters: SearchFilters): boolean {
-  if (!row.listed) return false;
-  if (filters.type !== undefined && row.type !== filters.type) return false;
-  if (filters.minTrust !== undefined && row.trustScore < filters.minTrust) return false;
-  const required = (filters.capabilities ?? []).map(tagKey).filter((key) => key.length > 0);
-  if (required.length > 0) {
-    const own = new Set(row.capabilities.map(tagKey));
-    if (!required.every((key) => own.has(key))) return false;
-  }
-  return true;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export type SearchService = ReturnType<typeof createSearchService>;

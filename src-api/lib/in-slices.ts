@@ -1,0 +1,30 @@
+/**
+ * Runs `step` now and then once per event-loop turn (setImmediate), so
+ * requests are served in between, until it returns true (done); then
+ * `onDone`. If a step throws, the work stops there and the error goes to
+ * `onError` (default: rethrown, i.e. an uncaught exception).
+ * Returns a function that stops it (on close).
+ */
+export function runInSlices(step: () => boolean, { onDone, onError }: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+  let handle: NodeJS.Immediate | undefined;
+  let stopped = false;
+  const run = () => {
+    handle = undefined;
+    if (stopped) return;
+    let done: boolean;
+    try {
+      done = step();
+    } catch (error) {
+      stopped = true;
+      if (onError) return onError(error);
+      throw error;
+    }
+    if (done) onDone?.();
+    else handle = setImmediate(run);
+  };
+  run();
+  return () => {
+    stopped = true;
+    if (handle) clearImmediate(handle);
+  };
+}

@@ -1,0 +1,36 @@
+import type { AgentProfile, AgentType } from './agents.schemas';
+import type { AgentRow } from './agents.table';
+
+/** The public profile of an agent row (what the `Agent` schema describes). */
+export function toAgentProfile(row: AgentRow): AgentProfile {
+  return {
+    id: row.id,
+    name: row.name,
+    tagline: row.tagline,
+    description: row.description,
+    author: row.author,
+    capabilities: row.capabilities,
+    categories: row.categories,
+    type: row.type as AgentType,
+    trust_score: row.trustScore,
+    source_url: row.sourceUrl,
+    verified: row.verified,
+    rating: {
+      average: row.ratingCount > 0 ? Math.round((row.ratingSum / row.ratingCount) * 100) / 100 : null,
+      count: row.ratingCount,
+    },
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** The console's view of an agent: the public profile plus moderation fields. */
+export interface AdminAgent extends AgentProfile {
+  listed: boolean;
+  version: number;
+}
+
+export function toAdminAgent(row: AgentRow): AdminAgent {
+  return { ...toAgentProfile(row), listed: row.listed, version: row.version };
+}
+

@@ -1,0 +1,101 @@
+import type { Db } from '../../db/client';
+import type { AgentChangeCursor } from './agent-changes';
+import type { AgentRowStatements } from './agent-rows';
+import { agentProfileSchema } from './agents.schemas';
+import { agents, type AgentRow } from './agents.table';
+import { toAgentProfile } from './agent-profile';
+
+/** A listed agent's public profile as JSON text, exactly as the `Agent` schema's serializer writes it. */
+export type ProfileJson = string & { readonly __profileJson: unique symbol };
+
+export interface ProfileCache {
+  /** The profile of a listed agent, or undefined when there is none (unknown or unlisted). */
+  get(id: string): ProfileJson | undefined;
+  /** Profiles of the listed agents among `ids` (one query for all misses). */
+  getMany(ids: readonly string[]): Map<string, ProfileJson>;
+  /**
+   * Fills the cache with the next slice of the directory (by id); true once
+   * the whole directory was seen or the cache is full. For a warm-up in slices.
+   */
+  fillStep(): boolean;
+}
+
+/** The schema's own serializer: parsed by it (key order, no stray fields), then stringified. */
+export const serializeProfile = (row: AgentRow): ProfileJson => JSON.stringify(agentProfileSchema.parse(toAgentProfile(row))) as ProfileJson;
+
+/** Changed ids read per sync; beyond that (a big import) the whole cache is dropped instead. */
+const MAX_TARGETED_INVALIDATIONS = 5_000;
+/** Rows serialized per warm-up slice: about 10 ms of work. */
+const FILL_SLICE = 2_000;
+
+/**
+ * Public profiles of listed agents, kept serialized so reads by id, bulk,
+ * search hits and connections need neither a SQLite row nor a serializer
+ * (profiles are about 0.8 KB; 100,000 of them about 85 MB, hence the cap).
+ *
+ * Entries are made on first read (or by a warm-up at start-up) and dropped
+ * one by one when their agent changes: when the change cursor moves, the ids
+ * changed since are read (a range of the change_seq index) and forgotten.
+ * Writes by any process count. Past `maxEntries` the oldest entry goes: a
+ * directory larger than the cache still works, with more SQLite reads.
+ */
+export function createProfileCache({ db, rows, changes, maxEntries }: { db: Db; rows: AgentRowStatements; changes: AgentChangeCursor; maxEntries: number }): ProfileCache {
+  const changedIds = db.$client
+    .prepare(`SELECT "${agents.id.name}" FROM "agents" WHERE "${agents.changeSeq.name}" > ? LIMIT ?`)
+    .pluck();
+  const profiles = new Map<string, ProfileJson>();
+  let syncedSeq = Number.NaN;
+  let fillAfterId = '';
+
+  const sync = (): void => {
+    const seq = changes.latest();
+    if (seq === syncedSeq) return;
+    const changed = seq > syncedSeq ? (changedIds.all(syncedSeq, MAX_TARGETED_INVALIDATIONS + 1) as string[]) : undefined;
+    // First use (NaN), too many changes, or the cursor went back (the database was replaced): start afresh.
+    if (!changed || changed.length > MAX_TARGETED_INVALIDATIONS) profiles.clear();
+    else for (const id of changed) profiles.delete(id);
+    syncedSeq = seq;
+  };
+
+  const remember = (row: AgentRow): ProfileJson => {
+    const json = serializeProfile(row);
+    // Oldest first out: Map keeps insertion order.
+    if (profiles.size >= maxEntries) profiles.delete(profiles.keys().next().value!);
+    profiles.set(row.id, json);
+    return json;
+  };
+
+  return {
+    get(id) {
+      sync();
+      const cached = profiles.get(id);
+      if (cached !== undefined) return cached;
+      const row = rows.byId(id);
+      return row?.listed ? remember(row) : undefined;
+    },
+
+    getMany(ids) {
+      sync();
+      const found = new Map<string, ProfileJson>();
+      const misses: string[] = [];
+      for (const id of ids) {
+        const cached = profiles.get(id);
+        if (cached !== undefined) found.set(id, cached);
+        else misses.push(id);
+      }
+      if (misses.length > 0) for (const row of rows.byIds(misses)) if (row.listed) found.set(row.id, remember(row));
+      return found;
+    },
+
+    fillStep() {
+      sync();
+      const slice = rows.listedAfter(fillAfterId, FILL_SLICE);
+      for (const row of slice) {
+        if (profiles.size >= maxEntries) return true;
+        if (!profiles.has(row.id)) remember(row);
+      }
+      fillAfterId = slice.at(-1)?.id ?? fillAfterId;
+      return slice.length < FILL_SLICE;
+    },
+  };
+}
