@@ -83,10 +83,14 @@ async function main(): Promise<void> {
     // 2. Start-up to the first 200 from /health.
     const port = await freePort();
     const startupStarted = performance.now();
-    const server = spawn('node', ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const server = spawn(
+      'node',
+      ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     children.push(server);
     const base = `http://127.0.0.1:${port}/api/v1`;
     await waitForHealth(`${base}/health`, 60_000);
@@ -101,7 +105,9 @@ async function main(): Promise<void> {
     record('search index complete (background warm-up)', '—', `${warmSeconds.toFixed(2)} s after spawn`, null);
     // Search must be current right after the import: every agent indexed and findable.
     const probe = agents[Math.floor(agents.length / 2)]!;
-    const probeHits = (await (await fetch(`${base}/agents/search?q=${encodeURIComponent(probe.name)}&limit=5`)).json()) as { agents: { id: string }[] };
+    const probeHits = (await (await fetch(`${base}/agents/search?q=${encodeURIComponent(probe.name)}&limit=5`)).json()) as {
+      agents: { id: string }[];
+    };
     const indexedNow = await indexed();
     record(
       'search index current after import',
@@ -121,24 +127,40 @@ async function main(): Promise<void> {
     const pickId = () => agents[random.int(agents.length)]!.id;
 
     const baselineLoad = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    rss.endPhase('the baseline load');
     record('raw node:http, fixed 1 KB JSON (baseline)', '—', `${fmt(baselineLoad.rps)} req/s`, null);
 
     const byId = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}`);
+    rss.endPhase('GET /agents/{id}');
     const byIdRatio = byId.rps / baselineLoad.rps;
-    record('GET /agents/{id}', '≥ 75 % of baseline', `${fmt(byId.rps)} req/s = ${(byIdRatio * 100).toFixed(0)} %, p99 ${byId.p99} ms`, byIdRatio >= 0.75);
+    record(
+      'GET /agents/{id}',
+      '≥ 75 % of baseline',
+      `${fmt(byId.rps)} req/s = ${(byIdRatio * 100).toFixed(0)} %, p99 ${byId.p99} ms`,
+      byIdRatio >= 0.75,
+    );
 
     const bulk = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`);
+    rss.endPhase('bulk');
     record('GET /agents/bulk (50 ids)', '≥ 1,500 req/s', `${fmt(bulk.rps)} req/s, p99 ${bulk.p99} ms`, bulk.rps >= 1500);
 
     const types = ['coding', 'research', 'data', 'security'];
     const list = await load(
       `http://127.0.0.1:${port}`,
-      () => `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
+      () =>
+        `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
     );
+    rss.endPhase('list pages');
     record('GET /agents (list pages)', '≥ 3,000 req/s', `${fmt(list.rps)} req/s, p99 ${list.p99} ms`, list.rps >= 3000);
 
     const connections = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}/connections`);
-    record('GET /agents/{id}/connections', '≥ 3,000 req/s', `${fmt(connections.rps)} req/s, p99 ${connections.p99} ms`, connections.rps >= 3000);
+    rss.endPhase('connections');
+    record(
+      'GET /agents/{id}/connections',
+      '≥ 3,000 req/s',
+      `${fmt(connections.rps)} req/s, p99 ${connections.p99} ms`,
+      connections.rps >= 3000,
+    );
 
     const searches = mixedSearches(agents, 2000);
     let next = 0;
@@ -153,6 +175,7 @@ async function main(): Promise<void> {
       if (s.capabilities) params.set('capabilities', s.capabilities.join(','));
       return `/api/v1/agents/search?${params}`;
     });
+    rss.endPhase('search');
     record(
       'search over HTTP (GET + POST, mixed, top 20)',
       '≥ 1,500 req/s, p99 ≤ 50 ms',
@@ -167,15 +190,30 @@ async function main(): Promise<void> {
     const quality = await measureQuality(base, agents);
     record('typo queries: target in top 5', '≥ 95 %', `${quality.typo.toFixed(1)} % of ${quality.typoCount}`, quality.typo >= 95);
     record('exact queries: target in top 5', '≥ 99 %', `${quality.exact.toFixed(1)} % of ${quality.exactCount}`, quality.exact >= 99);
-    record('filters respected exactly', '100 %', `${quality.filterViolations} violations in ${quality.filterChecks} results`, quality.filterViolations === 0);
+    record(
+      'filters respected exactly',
+      '100 %',
+      `${quality.filterViolations} violations in ${quality.filterChecks} results`,
+      quality.filterViolations === 0,
+    );
 
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
 
     // 5. In-process: search latency and write throughput on the same data dir.
     const inProcess = measureInProcess(dataDir, agents, searches);
-    record('search in-process p50 / p99', 'p99 ≤ 5 ms', `${inProcess.searchP50.toFixed(2)} / ${inProcess.searchP99.toFixed(2)} ms`, inProcess.searchP99 <= 5);
-    record('writes in-process (reviews + agent updates)', '≥ 1,000 /s', `${fmt(inProcess.writesPerSecond)} /s`, inProcess.writesPerSecond >= 1000);
+    record(
+      'search in-process p50 / p99',
+      'p99 ≤ 5 ms',
+      `${inProcess.searchP50.toFixed(2)} / ${inProcess.searchP99.toFixed(2)} ms`,
+      inProcess.searchP99 <= 5,
+    );
+    record(
+      'writes in-process (reviews + agent updates)',
+      '≥ 1,000 /s',
+      `${fmt(inProcess.writesPerSecond)} /s`,
+      inProcess.writesPerSecond >= 1000,
+    );
     record('new agent findable by the next search', 'yes', inProcess.freshWriteFound ? 'yes' : 'no', inProcess.freshWriteFound);
   } finally {
     cleanUp();
@@ -231,7 +269,9 @@ async function measureQuality(base: string, agents: BenchAgent[]) {
   const hits = { exact: 0, typo: 0 };
   const counts = { exact: 0, typo: 0 };
   for (const query of queries) {
-    const body = (await (await fetch(`${base}/agents/search?${new URLSearchParams({ q: query.query, limit: '5' })}`)).json()) as { agents: { id: string }[] };
+    const body = (await (await fetch(`${base}/agents/search?${new URLSearchParams({ q: query.query, limit: '5' })}`)).json()) as {
+      agents: { id: string }[];
+    };
     counts[query.kind]++;
     if (body.agents.some((agent) => agent.id === query.targetId)) hits[query.kind]++;
   }
@@ -249,7 +289,8 @@ async function measureQuality(base: string, agents: BenchAgent[]) {
       const ok =
         (!search.type || agent.type === search.type) &&
         (search.min_trust === undefined || agent.trust_score >= search.min_trust) &&
-        (!search.capabilities || search.capabilities.every((c) => agent.capabilities.map((x) => x.toLowerCase()).includes(c.toLowerCase())));
+        (!search.capabilities ||
+          search.capabilities.every((c) => agent.capabilities.map((x) => x.toLowerCase()).includes(c.toLowerCase())));
       if (!ok) filterViolations++;
     }
   }
@@ -292,21 +333,35 @@ function measureInProcess(dataDir: string, agents: BenchAgent[], searches: Retur
   const writesPerSecond = writes / ((performance.now() - started) / 1000);
 
   const fresh = services.agents.create(
-    { name: 'Zyxquorblat Fresh Agent', tagline: 'Created by the benchmark', description: '', author: 'Bench', capabilities: [], categories: [], type: 'other', source_url: 'https://example.com/zyxquorblat' },
+    {
+      name: 'Zyxquorblat Fresh Agent',
+      tagline: 'Created by the benchmark',
+      description: '',
+      author: 'Bench',
+      capabilities: [],
+      categories: [],
+      type: 'other',
+      source_url: 'https://example.com/zyxquorblat',
+    },
     { emitEvents: false },
   );
-  const freshWriteFound = services.search.search({ query: 'zyxquorblat', limit: 5 }).agents.some((agent: { id: string }) => agent.id === fresh.id);
+  const freshWriteFound = services.search
+    .search({ query: 'zyxquorblat', limit: 5 })
+    .agents.some((agent: { id: string }) => agent.id === fresh.id);
   db.$client.close();
   return { searchP50: quantile(0.5), searchP99: quantile(0.99), writesPerSecond, freshWriteFound };
 }
 
+/** Samples the server's RSS every 200 ms: the peak of the whole run, and of each phase (logged, to see which load costs memory). */
 function trackRss(pid: number) {
   let peak = 0;
+  let phasePeak = 0;
   const sample = () => {
     try {
       const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
       const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
       peak = Math.max(peak, kb / 1024);
+      phasePeak = Math.max(phasePeak, kb / 1024);
     } catch {
       // The process is gone; keep the peak we saw.
     }
@@ -314,6 +369,11 @@ function trackRss(pid: number) {
   const timer = setInterval(sample, 200);
   sample();
   return {
+    endPhase: (name: string) => {
+      sample();
+      console.error(`    (server RSS peak during ${name}: ${phasePeak.toFixed(0)} MB)`);
+      phasePeak = 0;
+    },
     stop: () => {
       clearInterval(timer);
       sample();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
-import { agentProfileSchema, bulkAgentsSchema } from '../../src-api/modules/agents/agents.schemas';
+import { agentListSchema, agentProfileSchema, bulkAgentsSchema } from '../../src-api/modules/agents/agents.schemas';
 import { connectionsResultSchema, searchResultSchema } from '../../src-api/modules/search/search.schemas';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
@@ -38,9 +38,31 @@ describe('JSON written from the profile cache', () => {
     }
   });
 
+  it("is what the schemas serialize for list pages of every sort, and equals the console's object pages", async () => {
+    for (const sort of ['trust_score', 'name', 'rating', 'created_at', 'updated_at'] as const) {
+      for (const query of [`sort=${sort}&limit=100&page=2`, `sort=${sort}&order=asc&type=coding&limit=7`]) {
+        const [text, expected] = await textAndSchemaText(await server.api(`/agents?${query}`), agentListSchema);
+        expect(text).toBe(expected);
+        const params = Object.fromEntries(new URLSearchParams(query));
+        const page = server.services.agents.list({
+          sort,
+          page: Number(params.page ?? 1),
+          limit: Number(params.limit),
+          order: params.order as 'asc' | undefined,
+          type: params.type as 'coding' | undefined,
+        });
+        expect(JSON.parse(text)).toEqual({ agents: page.items, page: page.page, limit: page.limit, total: page.total });
+        expect(page.items.length).toBeGreaterThan(0);
+      }
+    }
+  });
+
   it('is what the schemas serialize for bulk, search and connections, and equals the object results', async () => {
     const some = ids.filter((_, i) => i % 9 === 0).slice(0, 40);
-    const [bulk, bulkExpected] = await textAndSchemaText(await server.api(`/agents/bulk?ids=${[...some, 'nope'].join(',')}`), bulkAgentsSchema);
+    const [bulk, bulkExpected] = await textAndSchemaText(
+      await server.api(`/agents/bulk?ids=${[...some, 'nope'].join(',')}`),
+      bulkAgentsSchema,
+    );
     expect(bulk).toBe(bulkExpected);
     expect(JSON.parse(bulk).agents.map((agent: { id: string }) => agent.id)).toEqual(some);
 

@@ -33,4 +33,3 @@ export interface AdminAgent extends AgentProfile {
 export function toAdminAgent(row: AgentRow): AdminAgent {
   return { ...toAgentProfile(row), listed: row.listed, version: row.version };
 }
-

@@ -59,8 +59,8 @@ export interface AgentRowStatements {
   byId(id: string): AgentRow | undefined;
   /** Writes every column of an existing row (the service computes them). */
   update(row: AgentRow): void;
-  /** One page of listed agents (of one type, if given), sorted by `orderBy` then id in the same direction. */
-  listedPage(page: ListedPageQuery): AgentRow[];
+  /** Ids of one page of listed agents (of one type, if given), sorted by `orderBy` then id in the same direction. */
+  listedPageIds(page: ListedPageQuery): string[];
   /** Listed agents with an id after `afterId`, by id: a walk over the directory in slices. */
   listedAfter(afterId: string, limit: number): AgentRow[];
 }
@@ -114,8 +114,9 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
       const sortSql = LIST_SORT_SQL[orderBy];
       const order = orderBy === 'rating' ? `(${sortSql}) IS NULL, ${sortSql} ${dir}, "id" ${dir}` : `${sortSql} ${dir}, "id" ${dir}`;
       statement = db.$client
-        .prepare(`${select(ALL_KEYS)} WHERE "listed" = 1${type ? ' AND "type" = ?' : ''} ORDER BY ${order} LIMIT ? OFFSET ?`)
-        .raw();
+        // Ids only: the list indexes cover them (listed, [type,] sort column, id), so no table row is read.
+        .prepare(`SELECT "id" FROM "agents" WHERE "listed" = 1${type ? ' AND "type" = ?' : ''} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .pluck();
       listStatements.set(key, statement);
     }
     return statement;
@@ -126,9 +127,9 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
-    listedPage: (query) => {
+    listedPageIds: (query) => {
       const params = query.type ? [query.type, query.limit, query.offset] : [query.limit, query.offset];
-      return (listStatement(query).all(...params) as unknown[][]).map(decodeRow);
+      return listStatement(query).all(...params) as string[];
     },
     listedAfter: (afterId, limit) => (listedAfter.all(afterId, limit) as unknown[][]).map(decodeRow),
     update: (row) => {

@@ -5,6 +5,7 @@ import { sendJson } from '../../http/send-json';
 import { commaListSchema, idParamSchema, problemSchema } from '../../lib/schemas';
 import {
   agentListSchema,
+  type AgentList,
   agentProfileSchema,
   type AgentProfile,
   type BulkAgents,
@@ -29,9 +30,9 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.agents.list(request.query);
+      const page = services.agents.listJson(request.query);
       setPageLinks(request, reply, page);
-      return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
+      return sendJson<AgentList>(reply, page.json);
     },
   );
 

@@ -99,6 +99,7 @@ export const agentListSchema = z.object({
   limit: z.number().int(),
   total: z.number().int(),
 });
+export type AgentList = z.infer<typeof agentListSchema>;
 
 export const MAX_BULK_IDS = 50;
 

@@ -67,7 +67,14 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
  */
 const DEFAULT_PROFILE_CACHE_ENTRIES = 150_000;
 
-export function createAgentsService({ db, clock, ids, events, audit, profileCacheEntries = DEFAULT_PROFILE_CACHE_ENTRIES }: AgentsServiceDeps) {
+export function createAgentsService({
+  db,
+  clock,
+  ids,
+  events,
+  audit,
+  profileCacheEntries = DEFAULT_PROFILE_CACHE_ENTRIES,
+}: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db);
   const profiles = createProfileCache({ db, rows, changes, maxEntries: profileCacheEntries });
@@ -109,6 +116,21 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     return total;
   };
   const findRow = (id: string): AgentRow | undefined => rows.byId(id);
+
+  // The public list is the hot path: a prepared statement per shape for the page's ids, profiles from the cache.
+  const listedPage = (query: ListAgentsQuery) => {
+    const ids = rows.listedPageIds({
+      orderBy: query.sort,
+      direction: query.order ?? DEFAULT_ORDER[query.sort],
+      type: query.type,
+      limit: query.limit,
+      offset: (query.page - 1) * query.limit,
+    });
+    const found = profiles.getMany(ids);
+    // An agent unlisted by another process between the two reads is left out.
+    const listed = ids.flatMap((id) => found.get(id) ?? []);
+    return { profiles: listed, page: query.page, limit: query.limit, total: listedCount(query.type) };
+  };
 
   const requireRow = (id: string, includeUnlisted = false): AgentRow => {
     const row = findRow(id);
@@ -201,16 +223,16 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
       return rows.byIds(idList).filter((row) => row.listed);
     },
 
+    /** A page of the public list, as objects (the console). */
     list(query: ListAgentsQuery): Page<AgentProfile> {
-      // The public list is the hot path: a prepared statement per shape instead of a built query.
-      const items = rows.listedPage({
-        orderBy: query.sort,
-        direction: query.order ?? DEFAULT_ORDER[query.sort],
-        type: query.type,
-        limit: query.limit,
-        offset: (query.page - 1) * query.limit,
-      });
-      return { items: items.map(toAgentProfile), page: query.page, limit: query.limit, total: listedCount(query.type) };
+      const { profiles, ...page } = listedPage(query);
+      return { ...page, items: profiles.map((profile) => JSON.parse(profile) as AgentProfile) };
+    },
+
+    /** The same page as the JSON of the `AgentList` schema, from the profile cache (the REST route), with its numbers for links. */
+    listJson(query: ListAgentsQuery): { json: string; page: number; limit: number; total: number } {
+      const { profiles, ...page } = listedPage(query);
+      return { ...page, json: `{"agents":[${profiles.join(',')}],"page":${page.page},"limit":${page.limit},"total":${page.total}}` };
     },
 
     /** Console: listed, unlisted or all agents with their moderation fields, optionally narrowed by a substring. */

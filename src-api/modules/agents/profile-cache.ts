@@ -21,7 +21,8 @@ export interface ProfileCache {
 }
 
 /** The schema's own serializer: parsed by it (key order, no stray fields), then stringified. */
-export const serializeProfile = (row: AgentRow): ProfileJson => JSON.stringify(agentProfileSchema.parse(toAgentProfile(row))) as ProfileJson;
+export const serializeProfile = (row: AgentRow): ProfileJson =>
+  JSON.stringify(agentProfileSchema.parse(toAgentProfile(row))) as ProfileJson;
 
 /** Changed ids read per sync; beyond that (a big import) the whole cache is dropped instead. */
 const MAX_TARGETED_INVALIDATIONS = 5_000;
@@ -39,10 +40,18 @@ const FILL_SLICE = 2_000;
  * Writes by any process count. Past `maxEntries` the oldest entry goes: a
  * directory larger than the cache still works, with more SQLite reads.
  */
-export function createProfileCache({ db, rows, changes, maxEntries }: { db: Db; rows: AgentRowStatements; changes: AgentChangeCursor; maxEntries: number }): ProfileCache {
-  const changedIds = db.$client
-    .prepare(`SELECT "${agents.id.name}" FROM "agents" WHERE "${agents.changeSeq.name}" > ? LIMIT ?`)
-    .pluck();
+export function createProfileCache({
+  db,
+  rows,
+  changes,
+  maxEntries,
+}: {
+  db: Db;
+  rows: AgentRowStatements;
+  changes: AgentChangeCursor;
+  maxEntries: number;
+}): ProfileCache {
+  const changedIds = db.$client.prepare(`SELECT "${agents.id.name}" FROM "agents" WHERE "${agents.changeSeq.name}" > ? LIMIT ?`).pluck();
   const profiles = new Map<string, ProfileJson>();
   let syncedSeq = Number.NaN;
   let fillAfterId = '';

@@ -197,7 +197,8 @@ function withTrailingFields(profile: ProfileJson, fields: string): string {
  * requested agent's own spelling of each shared category and capability.
  */
 function describeConnection(from: AgentRow, shared: ConnectionHit['shared']): Omit<Connection, 'agent'> {
-  const sharedKeys = (kind: ConnectionHit['shared'][number]['kind']) => new Set(shared.filter((tag) => tag.kind === kind).map((tag) => tag.key));
+  const sharedKeys = (kind: ConnectionHit['shared'][number]['kind']) =>
+    new Set(shared.filter((tag) => tag.kind === kind).map((tag) => tag.key));
   const spelled = (mine: string[], keys: Set<string>): string[] => {
     const seen = new Set<string>();
     return mine.filter((value) => {
