@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client';
+import { TextArena } from '../../lib/text-arena';
 import type { AgentChangeCursor } from './agent-changes';
 import type { AgentRowStatements } from './agent-rows';
 import { agentProfileSchema } from './agents.schemas';
@@ -52,7 +53,8 @@ export function createProfileCache({
   maxEntries: number;
 }): ProfileCache {
   const changedIds = db.$client.prepare(`SELECT "${agents.id.name}" FROM "agents" WHERE "${agents.changeSeq.name}" > ? LIMIT ?`).pluck();
-  const profiles = new Map<string, ProfileJson>();
+  // Off the JavaScript heap: see TextArena for why.
+  const profiles = new TextArena();
   let syncedSeq = Number.NaN;
   let fillAfterId = '';
 
@@ -69,7 +71,7 @@ export function createProfileCache({
   const remember = (row: AgentRow): ProfileJson => {
     const json = serializeProfile(row);
     // Oldest first out: Map keeps insertion order.
-    if (profiles.size >= maxEntries) profiles.delete(profiles.keys().next().value!);
+    if (profiles.size >= maxEntries) profiles.delete(profiles.oldestKey()!);
     profiles.set(row.id, json);
     return json;
   };
@@ -77,7 +79,7 @@ export function createProfileCache({
   return {
     get(id) {
       sync();
-      const cached = profiles.get(id);
+      const cached = profiles.get(id) as ProfileJson | undefined;
       if (cached !== undefined) return cached;
       const row = rows.byId(id);
       return row?.listed ? remember(row) : undefined;
@@ -88,7 +90,7 @@ export function createProfileCache({
       const found = new Map<string, ProfileJson>();
       const misses: string[] = [];
       for (const id of ids) {
-        const cached = profiles.get(id);
+        const cached = profiles.get(id) as ProfileJson | undefined;
         if (cached !== undefined) found.set(id, cached);
         else misses.push(id);
       }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { TextArena } from '../../src-api/lib/text-arena';
+
+describe('TextArena', () => {
+  it('stores, replaces and removes texts, multi-byte ones included', () => {
+    const arena = new TextArena(64, 1024);
+    arena.set('a', '{"name":"Ünïcode ✓ 🤖"}');
+    arena.set('b', 'plain');
+    expect(arena.get('a')).toBe('{"name":"Ünïcode ✓ 🤖"}');
+    expect(arena.get('b')).toBe('plain');
+    arena.set('a', 'replaced');
+    expect(arena.get('a')).toBe('replaced');
+    expect(arena.size).toBe(2);
+    expect(arena.delete('b')).toBe(true);
+    expect(arena.delete('b')).toBe(false);
+    expect(arena.get('b')).toBeUndefined();
+    expect(arena.has('a')).toBe(true);
+    arena.clear();
+    expect(arena.size).toBe(0);
+    expect(arena.get('a')).toBeUndefined();
+  });
+
+  it('spans chunks, keeps insertion order, and compacts garbage without losing a live text', () => {
+    const arena = new TextArena(100, 50);
+    const expected = new Map<string, string>();
+    for (let i = 0; i < 500; i++) {
+      const text = `text ${i} ${'é'.repeat(i % 20)}`;
+      arena.set(`k${i}`, text);
+      expected.set(`k${i}`, text);
+      if (i % 3 === 0) {
+        arena.delete(`k${i - 1}`);
+        expected.delete(`k${i - 1}`);
+      }
+    }
+    for (const [key, text] of expected) expect(arena.get(key)).toBe(text);
+    expect(arena.size).toBe(expected.size);
+    expect(arena.oldestKey()).toBe(expected.keys().next().value);
+    // Compaction let the dead chunks go: what is allocated stays within a small multiple of what is live.
+    const liveBytes = [...expected.values()].reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    expect(arena.allocatedBytes).toBeLessThan(3 * liveBytes + 200);
+  });
+
+  it('refuses a text larger than a chunk', () => {
+    expect(() => new TextArena(16).set('big', 'x'.repeat(17))).toThrow(RangeError);
+  });
+});
