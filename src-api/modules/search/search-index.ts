@@ -306,11 +306,15 @@ export class SearchIndex {
     sourceTags.sort((a, b) => this.tagSlots[a]!.length - this.tagSlots[b]!.length);
 
     // Small integer scores in their own array: a typical request adds up some 16,000 list entries, and
-    // 2 bytes a slot keep those random reads in cache. Dead slots are skipped once, when ranked.
+    // 2 bytes a slot keep those random reads in cache. `counts[score]` follows how many agents have each
+    // score, so the ranking below can skip all but the best. Dead slots and the source are left at 0.
     if (this.connectionScores.length < this.slotCount) this.connectionScores = new Uint16Array(this.accumulated.length);
     const scores = this.connectionScores;
     const touched = this.accumulatedTouched;
     const alive = this.alive;
+    let maxScore = 0;
+    for (const tag of sourceTags) maxScore += TAG_WEIGHT[this.tagKinds[tag]!]!;
+    const counts = new Int32Array(maxScore + 1);
     let touchedCount = 0;
     let budget = this.options.connectionScanBudget;
     const sampled: number[] = [];
@@ -326,8 +330,12 @@ export class SearchIndex {
       for (let i = 0; i < list.length; i++) {
         const slot = list[i]!;
         const score = scores[slot]!;
-        if (score === 0) touched[touchedCount++] = slot;
+        if (score === 0) {
+          if (alive[slot] === 0 || slot === source) continue;
+          touched[touchedCount++] = slot;
+        } else counts[score]!--;
         scores[slot] = score + weight;
+        counts[score + weight]!++;
       }
     }
     if (sampled.length > 0) {
@@ -341,19 +349,31 @@ export class SearchIndex {
         const stride = Math.max(1, Math.ceil(list.length / this.options.connectionSamplePerList));
         for (let i = 0; i < list.length; i += stride) {
           const slot = list[i]!;
-          if (scores[slot] !== 0) continue;
+          if (scores[slot] !== 0 || alive[slot] === 0 || slot === source) continue;
           touched[touchedCount++] = slot;
           for (const sourceTag of sourceTags) {
             if (this.slotHasTag(slot, sourceTag)) scores[slot] = scores[slot]! + TAG_WEIGHT[this.tagKinds[sourceTag]!]!;
           }
         }
       }
+      counts.fill(0);
+      for (let i = 0; i < touchedCount; i++) counts[scores[touched[i]!]!]!++;
     }
 
+    // Rank (by score, trust, id) only the agents at or above the score where the top `limit` end:
+    // thousands of agents sharing one category stay out of the heap.
+    let threshold = 1;
+    for (let score = maxScore, above = 0; score >= 1; score--) {
+      above += counts[score]!;
+      if (above >= limit) {
+        threshold = score;
+        break;
+      }
+    }
     const top = new TopK(limit, this.trust, this.docIds);
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i]!;
-      if (alive[slot] === 1 && slot !== source) top.offer(slot, scores[slot]!);
+      if (scores[slot]! >= threshold) top.offer(slot, scores[slot]!);
       scores[slot] = 0;
     }
     return top.sorted().map(({ slot, score }) => ({
