@@ -45,14 +45,19 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // requests (the first slice now, so a small directory is complete at once),
   // and /health answers meanwhile; then the profile cache is filled the same
   // way, and trust scores catch up with the age signal (and again daily).
-  let trustRefresh: NodeJS.Timeout | undefined;
   let stopProfileWarmUp: (() => void) | undefined;
+  let stopTrustRefresh: (() => void) | undefined;
+  // Background work that fails (say the database stays locked past busy_timeout) is reported, not fatal:
+  // the profile cache fills on demand anyway, and the trust refresh runs again tomorrow.
+  const reportBackgroundError = (what: string) => (error: unknown) => console.error(`${what} failed:`, error);
+  const refreshTrustScores = () => {
+    stopTrustRefresh?.();
+    stopTrustRefresh = services.agents.refreshTrustScoresInBackground({ onError: reportBackgroundError('Trust score refresh') });
+  };
   const stopIndexWarmUp = services.search.warmUp(() => {
-    stopProfileWarmUp = services.agents.warmUpProfiles(() => {
-      trustRefresh = setTimeout(() => services.agents.refreshTrustScores(), 0);
-    });
+    stopProfileWarmUp = services.agents.warmUpProfiles({ onDone: refreshTrustScores, onError: reportBackgroundError('Profile cache warm-up') });
   });
-  const dailyTrustRefresh = setInterval(() => services.agents.refreshTrustScores(), 24 * 60 * 60 * 1000);
+  const dailyTrustRefresh = setInterval(refreshTrustScores, 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();
   // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
   services.webhookDispatcher.start();
@@ -69,7 +74,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       closed = true;
       stopIndexWarmUp();
       stopProfileWarmUp?.();
-      clearTimeout(trustRefresh);
+      stopTrustRefresh?.();
       clearInterval(dailyTrustRefresh);
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes

@@ -66,6 +66,8 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
  * fits never touch SQLite once warm.
  */
 const DEFAULT_PROFILE_CACHE_ENTRIES = 150_000;
+/** Agents per trust-refresh transaction. */
+const TRUST_REFRESH_SLICE = 2_000;
 
 export function createAgentsService({
   db,
@@ -116,6 +118,12 @@ export function createAgentsService({
     return total;
   };
   const findRow = (id: string): AgentRow | undefined => rows.byId(id);
+  const trustSignalsAfter = db.$client
+    .prepare(
+      'SELECT id, verified, rating_count, rating_sum, description, author, capabilities, categories, type, created_at, trust_score FROM agents WHERE id > ? ORDER BY id LIMIT ?',
+    )
+    .raw();
+  const updateTrustScore = db.$client.prepare('UPDATE agents SET trust_score = ?, change_seq = ? WHERE id = ?');
 
   // The public list is the hot path: a prepared statement per shape for the page's ids, profiles from the cache.
   const listedPage = (query: ListAgentsQuery) => {
@@ -201,8 +209,8 @@ export function createAgentsService({
     },
 
     /** Serializes the directory's profiles into the cache in the background (slices between requests); returns a stop function. */
-    warmUpProfiles(onDone?: () => void): () => void {
-      return runInSlices(() => profiles.fillStep(), { onDone });
+    warmUpProfiles(handlers: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+      return runInSlices(() => profiles.fillStep(), handlers);
     },
 
     /** max(change_seq) of the directory, read at most once per event-loop turn unless this process writes (see agent-changes). */
@@ -409,53 +417,65 @@ export function createAgentsService({
      * score up to date. It reads only the columns the score needs (raw, no
      * drizzle mapping) so that 100,000 agents take a fraction of a second.
      */
-    refreshTrustScores(): number {
-      // Iterated, not read with .all(): 100,000 rows with their descriptions at once cost tens of MB of peak memory.
-      const signals = db.$client
-        .prepare(
-          'SELECT id, verified, rating_count, rating_sum, description, author, capabilities, categories, type, created_at, trust_score FROM agents',
-        )
-        .raw()
-        .iterate() as IterableIterator<[string, number, number, number, string, string, string, string, string, string, number]>;
-      const now = clock.now();
-      const changes: [number, string][] = [];
-      for (const [
-        id,
-        verified,
-        ratingCount,
-        ratingSum,
-        description,
-        author,
-        capabilities,
-        categories,
-        type,
-        createdAt,
-        stored,
-      ] of signals) {
-        const score = computeTrustScore(
-          {
-            verified: verified === 1,
-            ratingCount,
-            ratingSum,
-            description,
-            author,
-            // Only emptiness matters to the score: skip parsing the JSON.
-            capabilities: capabilities === '[]' ? [] : [''],
-            categories: categories === '[]' ? [] : [''],
-            type,
-            createdAt,
-          },
-          now,
-        );
-        if (score !== stored) changes.push([score, id]);
-      }
-      if (changes.length === 0) return 0;
+    /**
+     * Recomputes the trust score (its age part moves daily) of up to `limit`
+     * agents with an id after `afterId`, in one transaction; a changed score
+     * is a change like any other (change_seq). Returns how many changed and
+     * the last id seen, or undefined once past the last agent.
+     */
+    refreshTrustScoresSlice(afterId: string, limit = TRUST_REFRESH_SLICE): { changed: number; lastId: string | undefined } {
       return inTransaction(db, () => {
-        const update = db.$client.prepare('UPDATE agents SET trust_score = ?, change_seq = ? WHERE id = ?');
-        let seq = nextChangeSeq();
-        for (const [score, id] of changes) update.run(score, seq++, id);
-        return changes.length;
+        const slice = trustSignalsAfter.all(afterId, limit) as [string, number, number, number, string, string, string, string, string, string, number][];
+        const now = clock.now();
+        let seq: number | undefined;
+        let changed = 0;
+        for (const [id, verified, ratingCount, ratingSum, description, author, capabilities, categories, type, createdAt, stored] of slice) {
+          const score = computeTrustScore(
+            {
+              verified: verified === 1,
+              ratingCount,
+              ratingSum,
+              description,
+              author,
+              // Only emptiness matters to the score: skip parsing the JSON.
+              capabilities: capabilities === '[]' ? [] : [''],
+              categories: categories === '[]' ? [] : [''],
+              type,
+              createdAt,
+            },
+            now,
+          );
+          if (score === stored) continue;
+          seq ??= nextChangeSeq();
+          updateTrustScore.run(score, seq++, id);
+          changed++;
+        }
+        return { changed, lastId: slice.length < limit ? undefined : slice.at(-1)![0] };
       });
+    },
+
+    /** Every agent's trust score, at once; returns how many changed. */
+    refreshTrustScores(): number {
+      let changed = 0;
+      for (let afterId: string | undefined = ''; afterId !== undefined; ) {
+        const slice = service.refreshTrustScoresSlice(afterId);
+        changed += slice.changed;
+        afterId = slice.lastId;
+      }
+      return changed;
+    },
+
+    /** The same in the background, a slice per event-loop turn (about 7 ms each at 2,000 agents); returns a stop function. */
+    refreshTrustScoresInBackground(handlers: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+      let afterId = '';
+      return runInSlices(
+        () => {
+          const slice = service.refreshTrustScoresSlice(afterId);
+          afterId = slice.lastId ?? '';
+          return slice.lastId === undefined;
+        },
+        handlers,
+      );
     },
 
     countListed(): number {

@@ -80,12 +80,13 @@ const K1 = 1.2;
 const TF_SHIFT = [0, 2, 5, 9, 12] as const;
 const TF_MAX = [3, 7, 15, 7, 3] as const;
 // Compaction policy: tails up to 10 % of the base (at least 32k postings), tombstones up to 20 % of slots
-// (at least 1,024); during a bulk catch-up, tails up to 8M postings (about 100 MB) before compacting early.
+// (at least 1,024); during a bulk catch-up, tails up to 1M postings (about 12 MB) before compacting early: measured
+// at 100,000 agents, larger tails built no faster (3.5–4 s either way, 5 s at 8M) and left more freed memory behind.
 const TAIL_SHARE_LIMIT = 0.1;
 const MIN_TAIL_POSTINGS_LIMIT = 1 << 15;
 const DEAD_SHARE_LIMIT = 0.2;
 const MIN_DEAD_SLOTS_LIMIT = 1024;
-const BULK_TAIL_POSTINGS_LIMIT = 1 << 23;
+const BULK_TAIL_POSTINGS_LIMIT = 1 << 20;
 const IMPACT_SCALE = 65535;
 
 // Query expansion.

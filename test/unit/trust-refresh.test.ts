@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConfig, databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
+import { agentInput, makeTempDir } from '../helpers/test-server';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Services over a fresh database whose clock the test moves. */
+function servicesAt(start: Date) {
+  const dataDir = makeTempDir();
+  dirs.push(dataDir);
+  const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
+  let now = start;
+  const services = createServices({ db: openDatabase(databasePath(config)), config, clock: { now: () => now } });
+  return { services, advance: (days: number) => (now = new Date(now.getTime() + days * DAY_MS)) };
+}
+
+describe('trust score refresh', () => {
+  it('moves the age signal in slices of its own transactions, each change a change (change_seq)', () => {
+    const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
+    const created = Array.from({ length: 7 }, (_, i) => services.agents.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
+    const before = created.map((agent) => services.agents.getRow(agent.id).trustScore);
+    expect(services.agents.refreshTrustScores()).toBe(0);
+
+    advance(200);
+    const seqBefore = services.agents.latestChangeSeq();
+    const slices: number[] = [];
+    for (let afterId: string | undefined = ''; afterId !== undefined; ) {
+      const slice = services.agents.refreshTrustScoresSlice(afterId, 3);
+      slices.push(slice.changed);
+      afterId = slice.lastId;
+    }
+    expect(slices).toEqual([3, 3, 1]);
+    const after = created.map((agent) => services.agents.getRow(agent.id).trustScore);
+    after.forEach((score, i) => expect(score).toBeGreaterThan(before[i]!));
+    expect(services.agents.latestChangeSeq()).toBe(seqBefore + 7);
+    // The public profile follows (the profile cache saw the change).
+    expect(JSON.parse(services.agents.getJson(created[0]!.id)).trust_score).toBe(after[0]);
+    expect(services.agents.refreshTrustScores()).toBe(0);
+  });
+
+  it('runs in the background to the end and reports when done', async () => {
+    const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
+    for (let i = 0; i < 5; i++) services.agents.create(agentInput({ name: `Background Agent ${i}` }), { emitEvents: false });
+    advance(100);
+    await new Promise<void>((resolve, reject) => services.agents.refreshTrustScoresInBackground({ onDone: resolve, onError: reject }));
+    expect(services.agents.refreshTrustScores()).toBe(0);
+  });
+});
