@@ -49,6 +49,10 @@ export const configSchema = z.object({
   adminToken: z.string().min(16).optional(),
   /** Log requests (pino) to stdout. */
   logRequests: z.boolean(),
+  /** Deadline of one fetch of a claim's well-known file. */
+  claimCheckTimeoutMs: z.number().int().positive(),
+  /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
+  profileCacheEntries: z.number().int().positive(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -85,6 +89,8 @@ export const defaultConfig: Config = {
   },
   adminToken: undefined,
   logRequests: false,
+  claimCheckTimeoutMs: 5_000,
+  profileCacheEntries: 150_000,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
@@ -126,6 +132,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
     };
   }
   if (env.AGENTDIR_LOG_REQUESTS) overrides.logRequests = parseOnOff(env.AGENTDIR_LOG_REQUESTS, 'AGENTDIR_LOG_REQUESTS');
+  if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
+    overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
+  }
   return overrides;
 }
 

@@ -29,11 +29,18 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const audit = createAuditService(base);
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
-  const agents = createAgentsService({ ...base, events, audit });
+  const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
   const search = createSearchService({ ...base, agents });
   const reviews = createReviewsService({ ...base, agents, events, audit });
   const submissions = createSubmissionsService({ ...base, agents, audit });
-  const claims = createClaimsService({ ...base, agents, audit, events, allowPrivateUrls: config.allowPrivateUrls });
+  const claims = createClaimsService({
+    ...base,
+    agents,
+    audit,
+    events,
+    allowPrivateUrls: config.allowPrivateUrls,
+    verifyTimeoutMs: config.claimCheckTimeoutMs,
+  });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   const stats = createStatsService(base);

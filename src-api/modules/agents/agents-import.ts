@@ -5,6 +5,9 @@ import { ValidationError } from '../../errors';
 import { idParamSchema } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AgentsServiceDeps } from './agents.service';
+
+/** What an import writes with: the agents service's own dependencies, without its read cache. */
+type ImportDeps = Omit<AgentsServiceDeps, 'profileCacheEntries'>;
 import { agentInputSchema, ratingSummarySchema, type AgentInput } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
@@ -161,7 +164,7 @@ const PROGRESS_EVERY = 1000;
 /** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
 const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
 
-export function importAgents(deps: AgentsServiceDeps, records: readonly ImportRecord[], options: ImportOptions = {}): ImportSummary {
+export function importAgents(deps: ImportDeps, records: readonly ImportRecord[], options: ImportOptions = {}): ImportSummary {
   const { db } = deps;
   const { onProgress } = options;
   const total = records.length;
@@ -213,7 +216,7 @@ function checkShapes(records: readonly ImportRecord[], onProgress: ImportOptions
 }
 
 /** What each record will do, and every problem found. Reads only. */
-function planImport({ db, clock, ids }: AgentsServiceDeps, checked: readonly Checked[], shapeIssues: readonly ImportIssue[]): Plan {
+function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[], shapeIssues: readonly ImportIssue[]): Plan {
   const seenChangeSeq = maxChangeSeq({ db });
   const issues = [...shapeIssues];
   const issue = (record: ImportRecord, pointer: string, detail: string) =>
@@ -345,7 +348,7 @@ function planImport({ db, clock, ids }: AgentsServiceDeps, checked: readonly Che
   return { seenChangeSeq, operations, issues };
 }
 
-function writeImport({ db, events, audit }: AgentsServiceDeps, plan: Plan, options: ImportOptions, total: number): ImportSummary {
+function writeImport({ db, events, audit }: ImportDeps, plan: Plan, options: ImportOptions, total: number): ImportSummary {
   const { emitEvents = false, onProgress } = options;
   const insert = db.$client.prepare(INSERT_SQL);
   const update = db.$client.prepare(UPDATE_SQL);

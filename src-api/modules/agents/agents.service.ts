@@ -30,8 +30,11 @@ export interface AgentsServiceDeps {
   ids: IdGenerator;
   events: EventsService;
   audit: AuditService;
-  /** Serialized public profiles kept in memory (about 0.8 KB each). */
-  profileCacheEntries?: number;
+  /**
+   * Serialized public profiles kept in memory (`config.profileCacheEntries`): a
+   * directory that fits is read without touching SQLite once warm.
+   */
+  profileCacheEntries: number;
 }
 
 export interface WriteOptions {
@@ -60,12 +63,6 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
   updated_at: 'desc',
 };
 
-/**
- * Profiles kept serialized by default: a directory of this size fits whole
- * (about 0.85 KB each, 85 MB for 100,000 agents). Reads of a directory that
- * fits never touch SQLite once warm.
- */
-const DEFAULT_PROFILE_CACHE_ENTRIES = 150_000;
 /** Agents per trust-refresh transaction. */
 const TRUST_REFRESH_SLICE = 2_000;
 
@@ -75,7 +72,7 @@ export function createAgentsService({
   ids,
   events,
   audit,
-  profileCacheEntries = DEFAULT_PROFILE_CACHE_ENTRIES,
+  profileCacheEntries,
 }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db);

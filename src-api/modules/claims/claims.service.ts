@@ -29,8 +29,8 @@ export interface ClaimsServiceDeps {
   events: EventsService;
   /** Let the check reach private and loopback addresses (`--allow-private-urls`, local tests only). */
   allowPrivateUrls: boolean;
-  /** Deadline of one fetch of the well-known file. Default 5 s. */
-  verifyTimeoutMs?: number;
+  /** Deadline of one fetch of the well-known file (`config.claimCheckTimeoutMs`). */
+  verifyTimeoutMs: number;
   /** Body bytes read from the well-known file. Default 64 KiB. */
   verifyMaxBytes?: number;
 }
@@ -40,7 +40,6 @@ export interface ModeratorOptions {
   expectedVersion?: number;
 }
 
-export const DEFAULT_VERIFY_TIMEOUT_MS = 5_000;
 export const DEFAULT_VERIFY_MAX_BYTES = 64 * 1024;
 export const CLAIM_TOKEN_PREFIX = 'adclaim-';
 const SUPERSEDED_REASON = 'Another ownership claim for this agent was verified';
@@ -106,7 +105,7 @@ export function createClaimsService({
   audit,
   events,
   allowPrivateUrls,
-  verifyTimeoutMs = DEFAULT_VERIFY_TIMEOUT_MS,
+  verifyTimeoutMs,
   verifyMaxBytes = DEFAULT_VERIFY_MAX_BYTES,
 }: ClaimsServiceDeps) {
   const findRow = (id: string): ClaimRow | undefined => db.select().from(claims).where(eq(claims.id, id)).get();
