@@ -1,4 +1,6 @@
 import js from '@eslint/js';
+import eslintConfigPrettier from 'eslint-config-prettier/flat';
+import pluginVue from 'eslint-plugin-vue';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -6,6 +8,14 @@ export default tseslint.config(
   { ignores: ['node_modules', 'out', 'dist', 'data', 'resources', 'clients/**/build', 'test-results', 'playwright-report'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // The console's single-file components: Vue's recommended rules, with TypeScript in <script lang="ts">.
+  ...pluginVue.configs['flat/recommended'],
+  {
+    files: ['**/*.vue'],
+    languageOptions: { parserOptions: { parser: tseslint.parser }, globals: globals.browser },
+  },
+  // Layout is Prettier's job: no formatting rules from ESLint.
+  eslintConfigPrettier,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
