@@ -223,6 +223,22 @@ test.describe('submissions queue', () => {
     expect(await auditActions(request, first.id)).toEqual(['admin submission.reject']);
   });
 
+  test('the status tabs take keyboard focus and open with Enter or Space', async ({ page }) => {
+    const queue = new SubmissionsPage(page);
+    await queue.open(adminToken);
+    const approved = page.getByTestId('submissions-tab-approved');
+    await approved.focus();
+    await expect(approved).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(queue.view).toHaveAttribute('data-status', 'approved');
+    await expect(approved).toHaveAttribute('aria-selected', 'true');
+    // Shift+Tab goes back to the previous tab; Space opens it.
+    await page.keyboard.press('Shift+Tab');
+    await expect(page.getByTestId('submissions-tab-pending')).toBeFocused();
+    await page.keyboard.press('Space');
+    await expect(queue.view).toHaveAttribute('data-status', 'pending');
+  });
+
   test('a submission changed by another moderator is not decided on stale data: a warning, then the fresh version', async ({
     page,
     request,
