@@ -42,10 +42,15 @@ export class TextArena {
   }
 
   get(key: string): string | undefined {
+    return this.getBytes(key)?.toString('utf8');
+  }
+
+  /** The text's UTF-8 bytes, as a view of its chunk (no copy; stays valid, chunks are never written over). */
+  getBytes(key: string): Buffer | undefined {
     const location = this.locations.get(key);
     if (location === undefined) return undefined;
     const { chunk, offset, length } = unpack(location);
-    return this.chunks[chunk]!.toString('utf8', offset, offset + length);
+    return this.chunks[chunk]!.subarray(offset, offset + length);
   }
 
   set(key: string, text: string): void {

@@ -42,7 +42,7 @@ describe('trust score refresh', () => {
     after.forEach((score, i) => expect(score).toBeGreaterThan(before[i]!));
     expect(services.agents.latestChangeSeq()).toBe(seqBefore + 7);
     // The public profile follows (the profile cache saw the change).
-    expect(JSON.parse(services.agents.getJson(created[0]!.id)).trust_score).toBe(after[0]);
+    expect(JSON.parse(services.agents.getJson(created[0]!.id).toString('utf8')).trust_score).toBe(after[0]);
     expect(services.agents.refreshTrustScores()).toBe(0);
   });
 

@@ -5,6 +5,7 @@ import { NotFoundError, StaleVersionError, TooManyIdsError } from '../../errors'
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { runInSlices } from '../../lib/in-slices';
+import { JsonBytes } from '../../lib/json-bytes';
 import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
@@ -20,7 +21,7 @@ import {
 import { createAgentChangeCursor } from './agent-changes';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
-import { createProfileCache, type ProfileJson } from './profile-cache';
+import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
 import { agents, type AgentRow, type NewAgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
 
@@ -66,14 +67,7 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
 /** Agents per trust-refresh transaction. */
 const TRUST_REFRESH_SLICE = 2_000;
 
-export function createAgentsService({
-  db,
-  clock,
-  ids,
-  events,
-  audit,
-  profileCacheEntries,
-}: AgentsServiceDeps) {
+export function createAgentsService({ db, clock, ids, events, audit, profileCacheEntries }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db);
   const profiles = createProfileCache({ db, rows, changes, maxEntries: profileCacheEntries });
@@ -231,13 +225,17 @@ export function createAgentsService({
     /** A page of the public list, as objects (the console). */
     list(query: ListAgentsQuery): Page<AgentProfile> {
       const { profiles, ...page } = listedPage(query);
-      return { ...page, items: profiles.map((profile) => JSON.parse(profile) as AgentProfile) };
+      return { ...page, items: profiles.map(parseProfile) };
     },
 
     /** The same page as the JSON of the `AgentList` schema, from the profile cache (the REST route), with its numbers for links. */
-    listJson(query: ListAgentsQuery): { json: string; page: number; limit: number; total: number } {
+    listJson(query: ListAgentsQuery): { json: Buffer; page: number; limit: number; total: number } {
       const { profiles, ...page } = listedPage(query);
-      return { ...page, json: `{"agents":[${profiles.join(',')}],"page":${page.page},"limit":${page.limit},"total":${page.total}}` };
+      const json = new JsonBytes()
+        .raw('{"agents":[')
+        .list(profiles, (profile, out) => out.bytes(profile))
+        .raw(`],"page":${page.page},"limit":${page.limit},"total":${page.total}}`);
+      return { ...page, json: json.toBuffer() };
     },
 
     /** Console: listed, unlisted or all agents with their moderation fields, optionally narrowed by a substring. */
@@ -259,12 +257,19 @@ export function createAgentsService({
      * Several profiles in request order, as the JSON of the `BulkAgents`
      * schema (from the profile cache); unknown (or unlisted) ids come back in `missing`.
      */
-    bulkJson(requestedIds: readonly string[]): string {
+    bulkJson(requestedIds: readonly string[]): Buffer {
       const unique = [...new Set(requestedIds)];
       if (unique.length > MAX_BULK_IDS) throw new TooManyIdsError(unique.length, MAX_BULK_IDS);
       const found = profiles.getMany(unique);
       const missing = unique.filter((id) => !found.has(id));
-      return `{"agents":[${unique.flatMap((id) => found.get(id) ?? []).join(',')}],"missing":${JSON.stringify(missing)}}`;
+      return new JsonBytes()
+        .raw('{"agents":[')
+        .list(
+          unique.flatMap((id) => found.get(id) ?? []),
+          (profile, out) => out.bytes(profile),
+        )
+        .raw(`],"missing":${JSON.stringify(missing)}}`)
+        .toBuffer();
     },
 
     /** A listed agent whose source is the same as `url`, if any. */
@@ -422,11 +427,35 @@ export function createAgentsService({
      */
     refreshTrustScoresSlice(afterId: string, limit = TRUST_REFRESH_SLICE): { changed: number; lastId: string | undefined } {
       return inTransaction(db, () => {
-        const slice = trustSignalsAfter.all(afterId, limit) as [string, number, number, number, string, string, string, string, string, string, number][];
+        const slice = trustSignalsAfter.all(afterId, limit) as [
+          string,
+          number,
+          number,
+          number,
+          string,
+          string,
+          string,
+          string,
+          string,
+          string,
+          number,
+        ][];
         const now = clock.now();
         let seq: number | undefined;
         let changed = 0;
-        for (const [id, verified, ratingCount, ratingSum, description, author, capabilities, categories, type, createdAt, stored] of slice) {
+        for (const [
+          id,
+          verified,
+          ratingCount,
+          ratingSum,
+          description,
+          author,
+          capabilities,
+          categories,
+          type,
+          createdAt,
+          stored,
+        ] of slice) {
           const score = computeTrustScore(
             {
               verified: verified === 1,
@@ -454,7 +483,7 @@ export function createAgentsService({
     /** Every agent's trust score, at once; returns how many changed. */
     refreshTrustScores(): number {
       let changed = 0;
-      for (let afterId: string | undefined = ''; afterId !== undefined; ) {
+      for (let afterId: string | undefined = ''; afterId !== undefined;) {
         const slice = service.refreshTrustScoresSlice(afterId);
         changed += slice.changed;
         afterId = slice.lastId;
@@ -465,14 +494,11 @@ export function createAgentsService({
     /** The same in the background, a slice per event-loop turn (about 7 ms each at 2,000 agents); returns a stop function. */
     refreshTrustScoresInBackground(handlers: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
       let afterId = '';
-      return runInSlices(
-        () => {
-          const slice = service.refreshTrustScoresSlice(afterId);
-          afterId = slice.lastId ?? '';
-          return slice.lastId === undefined;
-        },
-        handlers,
-      );
+      return runInSlices(() => {
+        const slice = service.refreshTrustScoresSlice(afterId);
+        afterId = slice.lastId ?? '';
+        return slice.lastId === undefined;
+      }, handlers);
     },
 
     countListed(): number {

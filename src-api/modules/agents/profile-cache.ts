@@ -2,12 +2,15 @@ import type { Db } from '../../db/client';
 import { TextArena } from '../../lib/text-arena';
 import type { AgentChangeCursor } from './agent-changes';
 import type { AgentRowStatements } from './agent-rows';
-import { agentProfileSchema } from './agents.schemas';
+import { agentProfileSchema, type AgentProfile } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
 import { toAgentProfile } from './agent-profile';
 
-/** A listed agent's public profile as JSON text, exactly as the `Agent` schema's serializer writes it. */
-export type ProfileJson = string & { readonly __profileJson: unique symbol };
+/**
+ * A listed agent's public profile as JSON, UTF-8 bytes exactly as the `Agent`
+ * schema's serializer writes it (a view into the cache: read, never write).
+ */
+export type ProfileJson = Buffer & { readonly __profileJson: unique symbol };
 
 export interface ProfileCache {
   /** The profile of a listed agent, or undefined when there is none (unknown or unlisted). */
@@ -21,9 +24,11 @@ export interface ProfileCache {
   fillStep(): boolean;
 }
 
+/** The profile as an object again (the console's tRPC procedures and in-process callers). */
+export const parseProfile = (profile: ProfileJson): AgentProfile => JSON.parse(profile.toString('utf8')) as AgentProfile;
+
 /** The schema's own serializer: parsed by it (key order, no stray fields), then stringified. */
-export const serializeProfile = (row: AgentRow): ProfileJson =>
-  JSON.stringify(agentProfileSchema.parse(toAgentProfile(row))) as ProfileJson;
+export const serializeProfile = (row: AgentRow): string => JSON.stringify(agentProfileSchema.parse(toAgentProfile(row)));
 
 /** Changed ids read per sync; beyond that (a big import) the whole cache is dropped instead. */
 const MAX_TARGETED_INVALIDATIONS = 5_000;
@@ -73,13 +78,13 @@ export function createProfileCache({
     // Oldest first out: Map keeps insertion order.
     if (profiles.size >= maxEntries) profiles.delete(profiles.oldestKey()!);
     profiles.set(row.id, json);
-    return json;
+    return profiles.getBytes(row.id) as ProfileJson;
   };
 
   return {
     get(id) {
       sync();
-      const cached = profiles.get(id) as ProfileJson | undefined;
+      const cached = profiles.getBytes(id) as ProfileJson | undefined;
       if (cached !== undefined) return cached;
       const row = rows.byId(id);
       return row?.listed ? remember(row) : undefined;
@@ -90,7 +95,7 @@ export function createProfileCache({
       const found = new Map<string, ProfileJson>();
       const misses: string[] = [];
       for (const id of ids) {
-        const cached = profiles.get(id) as ProfileJson | undefined;
+        const cached = profiles.getBytes(id) as ProfileJson | undefined;
         if (cached !== undefined) found.set(id, cached);
         else misses.push(id);
       }

@@ -127,7 +127,7 @@ const TEMPLATES: Record<MarketingEventType, EventTemplates> = {
       titles: ['Blue check energy: {name}', '{name} got its badge ✅', 'Officially official: {name}'],
       leads: [
         '{name} just got its verified badge. Yes, it is really them. ✅',
-        'Trust level up! {author} proved they own {name}.',
+        'Trust level up! {author} proved they own {name}, and the listing is verified.',
         'No impostors here: {name} is now verified.',
       ],
     },

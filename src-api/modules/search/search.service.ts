@@ -4,10 +4,10 @@ import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { runInSlices } from '../../lib/in-slices';
 import type { AgentsService } from '../agents/agents.service';
-import type { AgentProfile } from '../agents/agents.schemas';
 import type { AgentRow } from '../agents/agents.table';
 import { createAgentRowStatements } from '../agents/agent-rows';
-import type { ProfileJson } from '../agents/profile-cache';
+import { parseProfile, type ProfileJson } from '../agents/profile-cache';
+import { JsonBytes } from '../../lib/json-bytes';
 import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type ConnectionHit, type SearchFilters } from './search-index';
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -155,14 +155,17 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
     /** Search results as objects (the console's tRPC procedure, in-process callers). */
     search(params: SearchParams): SearchResult {
       const { query, hits, total } = findHits(params);
-      return { query, agents: hits.map((hit): SearchHit => ({ ...(JSON.parse(hit.profile) as AgentProfile), score: hit.score })), total };
+      return { query, agents: hits.map((hit): SearchHit => ({ ...parseProfile(hit.profile), score: hit.score })), total };
     },
 
     /** The same results as the JSON of the `SearchResult` schema, from the profile cache (the REST routes). */
-    searchJson(params: SearchParams): string {
+    searchJson(params: SearchParams): Buffer {
       const { query, hits, total } = findHits(params);
-      const agentsJson = hits.map((hit) => withTrailingFields(hit.profile, `"score":${JSON.stringify(hit.score)}`));
-      return `{"query":${JSON.stringify(query)},"agents":[${agentsJson.join(',')}],"total":${total}}`;
+      return new JsonBytes()
+        .raw(`{"query":${JSON.stringify(query)},"agents":[`)
+        .list(hits, (hit, out) => withTrailingFields(out, hit.profile, `"score":${JSON.stringify(hit.score)}`))
+        .raw(`],"total":${total}}`)
+        .toBuffer();
     },
 
     /** Listed agents related to `id` (shared categories, author, capabilities), best first. */
@@ -170,26 +173,33 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
       const found = findConnections(id, limit);
       return {
         agent_id: found.agent_id,
-        connections: found.connections.map(({ profile, ...why }) => ({ agent: JSON.parse(profile) as AgentProfile, ...why })),
+        connections: found.connections.map(({ profile, ...why }) => ({ agent: parseProfile(profile), ...why })),
       };
     },
 
     /** The same as the JSON of the `ConnectionsResult` schema, from the profile cache (the REST route). */
-    connectionsJson(id: string, limit: number): string {
+    connectionsJson(id: string, limit: number): Buffer {
       const found = findConnections(id, limit);
-      const connectionsJson = found.connections.map(
-        ({ profile, ...why }) =>
-          `{"agent":${profile},"score":${why.score},"shared_categories":${JSON.stringify(why.shared_categories)},` +
-          `"shared_capabilities":${JSON.stringify(why.shared_capabilities)},"same_author":${why.same_author}}`,
-      );
-      return `{"agent_id":${JSON.stringify(found.agent_id)},"connections":[${connectionsJson.join(',')}]}`;
+      return new JsonBytes()
+        .raw(`{"agent_id":${JSON.stringify(found.agent_id)},"connections":[`)
+        .list(found.connections, ({ profile, ...why }, out) =>
+          out
+            .raw('{"agent":')
+            .bytes(profile)
+            .raw(
+              `,"score":${why.score},"shared_categories":${JSON.stringify(why.shared_categories)},` +
+                `"shared_capabilities":${JSON.stringify(why.shared_capabilities)},"same_author":${why.same_author}}`,
+            ),
+        )
+        .raw(']}')
+        .toBuffer();
     },
   };
 }
 
-/** `{…profile}` with more fields after the last one: the profile is a JSON object, so its text ends in `}`. */
-function withTrailingFields(profile: ProfileJson, fields: string): string {
-  return `${profile.slice(0, -1)},${fields}}`;
+/** Writes `{…profile}` with more fields after its last one: the profile is a JSON object, so its last byte is `}`. */
+function withTrailingFields(out: JsonBytes, profile: ProfileJson, fields: string): void {
+  out.bytes(profile.subarray(0, -1)).raw(`,${fields}}`);
 }
 
 /**

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { JsonBytes } from '../../src-api/lib/json-bytes';
+
+describe('JsonBytes', () => {
+  it('joins literal JSON and ready bytes, multi-byte text included, into one valid document', () => {
+    const profiles = [Buffer.from('{"name":"Ünïcode ✓"}'), Buffer.from('{"name":"plain"}')];
+    const out = new JsonBytes()
+      .raw(`{"query":${JSON.stringify('naïve "quoted"')},"agents":[`)
+      .list(profiles, (profile, json) => json.bytes(profile.subarray(0, -1)).raw(',"score":1.5}'))
+      .raw('],"total":2}')
+      .toBuffer();
+    expect(JSON.parse(out.toString('utf8'))).toEqual({
+      query: 'naïve "quoted"',
+      agents: [
+        { name: 'Ünïcode ✓', score: 1.5 },
+        { name: 'plain', score: 1.5 },
+      ],
+      total: 2,
+    });
+  });
+
+  it('writes an empty list and a document of text alone', () => {
+    expect(
+      new JsonBytes()
+        .raw('{"agents":[')
+        .list([], () => undefined)
+        .raw(']}')
+        .toBuffer()
+        .toString(),
+    ).toBe('{"agents":[]}');
+  });
+});
