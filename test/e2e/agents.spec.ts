@@ -101,7 +101,11 @@ test('browse, search and edit an agent; the public API shows the change', async 
 
   // The table row follows without a reload; the history tab lists the edit.
   await expect(agents.row(editable.id)).toContainText(newName);
-  await agents.tab('History').click();
+  // From the keyboard: the tab takes focus and opens with Enter (Naive UI's tabs do not on their own).
+  await agents.tab('History').focus();
+  await expect(agents.tab('History')).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(agents.tab('History')).toHaveAttribute('aria-selected', 'true');
   await expect(agents.history.getByTestId('agent-history-entry').first()).toContainText('Profile edited');
   await expect(agents.history).toContainText('name, tagline');
   await settled(page);
