@@ -180,8 +180,6 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
   };
 
   const service = {
-    toProfile: toAgentProfile,
-
     /** A listed agent's public profile. */
     get(id: string): AgentProfile {
       return toAgentProfile(requireRow(id));
@@ -215,12 +213,6 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     },
 
     findRow,
-
-    /** Rows by id in one query, listed only; the order of the result is unspecified. */
-    rowsByIds(idList: readonly string[]): AgentRow[] {
-      // Primary-key lookups; filtering `listed` in SQL made SQLite pick a scan of the listed index instead.
-      return rows.byIds(idList).filter((row) => row.listed);
-    },
 
     /** A page of the public list, as objects (the console). */
     list(query: ListAgentsQuery): Page<AgentProfile> {
