@@ -48,14 +48,21 @@ export async function startServer(config: Config, options: StartServerOptions = 
   let stopProfileWarmUp: (() => void) | undefined;
   let stopTrustRefresh: (() => void) | undefined;
   // Background work that fails (say the database stays locked past busy_timeout) is reported, not fatal:
-  // the profile cache fills on demand anyway, and the trust refresh runs again tomorrow.
+  // requests finish the index catch-up themselves, the profile cache fills on demand, and the trust
+  // refresh runs again tomorrow.
   const reportBackgroundError = (what: string) => (error: unknown) => console.error(`${what} failed:`, error);
   const refreshTrustScores = () => {
     stopTrustRefresh?.();
     stopTrustRefresh = services.agents.refreshTrustScoresInBackground({ onError: reportBackgroundError('Trust score refresh') });
   };
-  const stopIndexWarmUp = services.search.warmUp(() => {
-    stopProfileWarmUp = services.agents.warmUpProfiles({ onDone: refreshTrustScores, onError: reportBackgroundError('Profile cache warm-up') });
+  const stopIndexWarmUp = services.search.warmUp({
+    onDone: () => {
+      stopProfileWarmUp = services.agents.warmUpProfiles({
+        onDone: refreshTrustScores,
+        onError: reportBackgroundError('Profile cache warm-up'),
+      });
+    },
+    onError: reportBackgroundError('Search index warm-up'),
   });
   const dailyTrustRefresh = setInterval(refreshTrustScores, 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();

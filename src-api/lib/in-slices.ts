@@ -1,3 +1,9 @@
+/** What to call when work in slices ends: done, or failed (see runInSlices). */
+export interface SliceHandlers {
+  onDone?: () => void;
+  onError?: (error: unknown) => void;
+}
+
 /**
  * Runs `step` now and then once per event-loop turn (setImmediate), so
  * requests are served in between, until it returns true (done); then
@@ -5,7 +11,7 @@
  * `onError` (default: rethrown, i.e. an uncaught exception).
  * Returns a function that stops it (on close).
  */
-export function runInSlices(step: () => boolean, { onDone, onError }: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+export function runInSlices(step: () => boolean, { onDone, onError }: SliceHandlers = {}): () => void {
   let handle: NodeJS.Immediate | undefined;
   let stopped = false;
   const run = () => {

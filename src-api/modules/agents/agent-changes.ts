@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client';
-import { agents } from './agents.table';
+import type { AgentRowStatements } from './agent-rows';
 
 export interface AgentChangeCursor {
   /** max(agents.change_seq), -1 for none: moves on every agent write, by any process. */
@@ -20,8 +20,7 @@ export interface AgentChangeCursor {
  *   from the next turn on, i.e. within microseconds under load, and by any
  *   request that arrives after the turn in which it committed.
  */
-export function createAgentChangeCursor(db: Db): AgentChangeCursor {
-  const latestSeq = db.$client.prepare(`SELECT coalesce(max("${agents.changeSeq.name}"), -1) FROM "agents"`).pluck();
+export function createAgentChangeCursor(db: Db, rows: Pick<AgentRowStatements, 'latestChangeSeq'>): AgentChangeCursor {
   const localWrites = db.$client.prepare('SELECT total_changes()').pluck();
   let seq: number | undefined;
   let seqAtLocalWrites = -1;
@@ -34,7 +33,7 @@ export function createAgentChangeCursor(db: Db): AgentChangeCursor {
     latest(): number {
       const writes = localWrites.get() as number;
       if (seq !== undefined && writes === seqAtLocalWrites) return seq;
-      seq = latestSeq.get() as number;
+      seq = rows.latestChangeSeq();
       seqAtLocalWrites = writes;
       if (!forgetScheduled) {
         forgetScheduled = true;

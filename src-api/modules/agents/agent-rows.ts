@@ -53,6 +53,8 @@ export interface AgentRowStatements {
   latestChangeSeq(): number;
   /** Rows changed after `afterSeq`, oldest change first. */
   changedSince(afterSeq: number, limit: number): IndexRow[];
+  /** Ids of up to `limit` agents changed after `afterSeq`, in no particular order. */
+  idsChangedSince(afterSeq: number, limit: number): string[];
   /** Full rows of these ids (listed or not), in no particular order. */
   byIds(ids: readonly string[]): AgentRow[];
   /** One full row by id (listed or not). */
@@ -87,6 +89,7 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   const changed = db.$client
     .prepare(`${select(INDEX_KEYS)} WHERE "${columns.changeSeq.name}" > ? ORDER BY "${columns.changeSeq.name}" LIMIT ?`)
     .raw();
+  const changedIds = db.$client.prepare(`SELECT "${columns.id.name}" FROM "agents" WHERE "${columns.changeSeq.name}" > ? LIMIT ?`).pluck();
   // json_each turns one JSON array parameter into primary-key lookups, whatever the number of ids.
   const byIds = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" IN (SELECT value FROM json_each(?))`).raw();
   const byId = db.$client.prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" = ?`).raw();
@@ -126,6 +129,7 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   return {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
+    idsChangedSince: (afterSeq, limit) => changedIds.all(afterSeq, limit) as string[],
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
     listedPageIds: (query) => {
       const params = query.type ? [query.type, query.limit, query.offset] : [query.limit, query.offset];

@@ -4,7 +4,7 @@ import { inTransaction, type Db } from '../../db/client';
 import { NotFoundError, StaleVersionError, TooManyIdsError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
-import { runInSlices } from '../../lib/in-slices';
+import { runInSlices, type SliceHandlers } from '../../lib/in-slices';
 import { JsonBytes } from '../../lib/json-bytes';
 import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
@@ -69,8 +69,8 @@ const TRUST_REFRESH_SLICE = 2_000;
 
 export function createAgentsService({ db, clock, ids, events, audit, profileCacheEntries }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
-  const changes = createAgentChangeCursor(db);
-  const profiles = createProfileCache({ db, rows, changes, maxEntries: profileCacheEntries });
+  const changes = createAgentChangeCursor(db, rows);
+  const profiles = createProfileCache({ rows, changes, maxEntries: profileCacheEntries });
   const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
 
   const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
@@ -198,7 +198,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     },
 
     /** Serializes the directory's profiles into the cache in the background (slices between requests); returns a stop function. */
-    warmUpProfiles(handlers: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+    warmUpProfiles(handlers: SliceHandlers = {}): () => void {
       return runInSlices(() => profiles.fillStep(), handlers);
     },
 
@@ -484,7 +484,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     },
 
     /** The same in the background, a slice per event-loop turn (about 7 ms each at 2,000 agents); returns a stop function. */
-    refreshTrustScoresInBackground(handlers: { onDone?: () => void; onError?: (error: unknown) => void } = {}): () => void {
+    refreshTrustScoresInBackground(handlers: SliceHandlers = {}): () => void {
       let afterId = '';
       return runInSlices(() => {
         const slice = service.refreshTrustScoresSlice(afterId);

@@ -1,9 +1,8 @@
-import type { Db } from '../../db/client';
 import { TextArena } from '../../lib/text-arena';
 import type { AgentChangeCursor } from './agent-changes';
 import type { AgentRowStatements } from './agent-rows';
 import { agentProfileSchema, type AgentProfile } from './agents.schemas';
-import { agents, type AgentRow } from './agents.table';
+import type { AgentRow } from './agents.table';
 import { toAgentProfile } from './agent-profile';
 
 /**
@@ -47,17 +46,14 @@ const FILL_SLICE = 2_000;
  * directory larger than the cache still works, with more SQLite reads.
  */
 export function createProfileCache({
-  db,
   rows,
   changes,
   maxEntries,
 }: {
-  db: Db;
   rows: AgentRowStatements;
   changes: AgentChangeCursor;
   maxEntries: number;
 }): ProfileCache {
-  const changedIds = db.$client.prepare(`SELECT "${agents.id.name}" FROM "agents" WHERE "${agents.changeSeq.name}" > ? LIMIT ?`).pluck();
   // Off the JavaScript heap: see TextArena for why.
   const profiles = new TextArena();
   let syncedSeq = Number.NaN;
@@ -66,7 +62,7 @@ export function createProfileCache({
   const sync = (): void => {
     const seq = changes.latest();
     if (seq === syncedSeq) return;
-    const changed = seq > syncedSeq ? (changedIds.all(syncedSeq, MAX_TARGETED_INVALIDATIONS + 1) as string[]) : undefined;
+    const changed = seq > syncedSeq ? rows.idsChangedSince(syncedSeq, MAX_TARGETED_INVALIDATIONS + 1) : undefined;
     // First use (NaN), too many changes, or the cursor went back (the database was replaced): start afresh.
     if (!changed || changed.length > MAX_TARGETED_INVALIDATIONS) profiles.clear();
     else for (const id of changed) profiles.delete(id);

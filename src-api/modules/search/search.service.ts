@@ -2,7 +2,7 @@ import type { Db } from '../../db/client';
 import { NotFoundError } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
-import { runInSlices } from '../../lib/in-slices';
+import { runInSlices, type SliceHandlers } from '../../lib/in-slices';
 import type { AgentsService } from '../agents/agents.service';
 import type { AgentRow } from '../agents/agents.table';
 import { createAgentRowStatements } from '../agents/agent-rows';
@@ -130,10 +130,11 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
      * Builds the index in the background: one batch of rows now, then one per
      * event-loop turn (setImmediate), so requests are served in between. A
      * search or connections request meanwhile finishes the catch-up itself, so
-     * its results are complete. `onDone` runs once the index has caught up.
+     * its results are complete. `onDone` runs once the index has caught up;
+     * `onError` if a slice fails (without it, the error is thrown).
      * Returns a function that stops the warm-up (on close).
      */
-    warmUp(onDone?: () => void): () => void {
+    warmUp({ onDone, onError }: SliceHandlers = {}): () => void {
       warming = true;
       const stop = runInSlices(() => applyBatches(1), {
         onDone: () => {
@@ -143,7 +144,8 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
         onError: (error) => {
           // E.g. the database closed under us: later requests catch up synchronously as before.
           warming = false;
-          throw error;
+          if (onError) onError(error);
+          else throw error;
         },
       });
       return () => {
