@@ -228,7 +228,8 @@ export function parsePublicUrl(value: string, source: string): string {
   } catch {
     throw new ConfigError(`${source} must be an absolute http or https URL, got "${value}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
   return url.toString().replace(/\/+$/, '');
 }
 

@@ -20,7 +20,10 @@ async function main(argv: string[]): Promise<void> {
       ),
     )
     .option('--log-requests', 'log every request to stdout')
-    .option('--smtp-url <url>', 'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/')
+    .option(
+      '--smtp-url <url>',
+      'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/',
+    )
     .option('--mail-from <address>', 'the From address of mails (env AGENTDIR_MAIL_FROM)')
     .option('--public-url <url>', 'base of the links in mails (default http://<host>:<port>, env AGENTDIR_PUBLIC_URL)', (value) =>
       wrap(() => parsePublicUrl(value, '--public-url')),

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -65,6 +66,8 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // Session cookies of accounts (REST /me and the console's /trpc).
+  await app.register(fastifyCookie);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -97,6 +100,9 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
       body = problem(500, 'internal_error', 'Internal error', 'Something went wrong on our side; it has been logged');
     }
     logIfServerError(request, error, body);
+    // Limits enforced by services (sign-in attempts) say when to retry, like the rate limiter does.
+    const retryAfter = error instanceof AppError ? error.extra.retryAfterSeconds : undefined;
+    if (retryAfter !== undefined && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(retryAfter));
     return sendProblem(reply, body);
   });
 
@@ -119,6 +125,7 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
         securitySchemes: {
           bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
           headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'agentdir_session', description: 'The session cookie set by POST /sessions' },
         },
       },
     },
