@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configFromEnv, createConfig, parseDnsServers, parseTrustProxy } from '../../src-api/config';
+import { ConfigError, configFromEnv, createConfig, parseTrustProxy } from '../../src-api/config';
 
 describe('config from the environment', () => {
   it('reads the profile cache size, and keeps the default without it', () => {
@@ -22,17 +22,5 @@ describe('--trust-proxy and AGENTDIR_TRUST_PROXY', () => {
     expect(parseTrustProxy('10.0.0.0/8, 127.0.0.1,::1,fd00::/8', 'x')).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
     expect(configFromEnv({ AGENTDIR_TRUST_PROXY: '3' }).trustProxy).toBe(3);
     for (const bad of ['maybe', '10.0.0.0/33', 'not-an-ip', '1.2.3.4/x']) expect(() => parseTrustProxy(bad, 'x')).toThrow(ConfigError);
-  });
-});
-
-describe('AGENTDIR_DNS_SERVERS', () => {
-  it('reads comma-separated ip[:port] entries and refuses anything else', () => {
-    expect(configFromEnv({ AGENTDIR_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,8.8.8.8' }).dnsServers).toEqual([
-      '127.0.0.1:5353',
-      '[::1]:53',
-      '8.8.8.8',
-    ]);
-    expect(createConfig().dnsServers).toEqual([]);
-    for (const bad of ['dns.example:53', '127.0.0.1:99999', '1.2.3']) expect(() => parseDnsServers(bad, 'x')).toThrow(ConfigError);
   });
 });
