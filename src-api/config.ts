@@ -53,6 +53,16 @@ export const configSchema = z.object({
   claimCheckTimeoutMs: z.number().int().positive(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
+  /** DNS servers (`ip:port` or `ip`) for our own lookups (claim TXT records); empty: the system's servers. */
+  dnsServers: z.array(z.string().min(1)),
+  /** Deadline of one DNS query to those servers. */
+  dnsTimeoutMs: z.number().int().positive(),
+  /** Raw-file origins of the code forges by source host, e.g. {"github.com":"http://127.0.0.1:9000/gh"} (tests); empty: the real ones. */
+  forgeRawBases: z.record(z.string(), z.url({ protocol: /^https?$/ })),
+  /** How often verified ownership is re-checked. */
+  ownershipRecheckIntervalMs: z.number().int().positive(),
+  /** Failed re-checks in a row after which the agent loses its verified mark. */
+  ownershipRecheckStrikes: z.number().int().positive(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -91,6 +101,11 @@ export const defaultConfig: Config = {
   logRequests: false,
   claimCheckTimeoutMs: 5_000,
   profileCacheEntries: 150_000,
+  dnsServers: [],
+  dnsTimeoutMs: 3_000,
+  forgeRawBases: {},
+  ownershipRecheckIntervalMs: 7 * 24 * HOUR,
+  ownershipRecheckStrikes: 3,
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
@@ -135,7 +150,44 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
   }
+  if (env.AGENTDIR_DNS_SERVERS) overrides.dnsServers = parseDnsServers(env.AGENTDIR_DNS_SERVERS, 'AGENTDIR_DNS_SERVERS');
+  if (env.AGENTDIR_FORGE_RAW_BASES) overrides.forgeRawBases = parseForgeRawBases(env.AGENTDIR_FORGE_RAW_BASES, 'AGENTDIR_FORGE_RAW_BASES');
+  if (env.AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS) {
+    overrides.ownershipRecheckIntervalMs = parsePositiveInt(
+      env.AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS,
+      'AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS',
+    );
+  }
   return overrides;
+}
+
+/** `1.2.3.4:53,[::1]:5353,8.8.8.8` → the same list, each checked to be an IP with an optional port. */
+export function parseDnsServers(value: string, source: string): string[] {
+  const servers = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  for (const server of servers) {
+    const match = /^(?:\[([0-9a-f:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/i.exec(server) ?? /^([0-9a-f:]+)$/i.exec(server);
+    const port = match?.[3] === undefined ? 53 : Number(match[3]);
+    if (!match || port < 1 || port > 65535)
+      throw new ConfigError(`${source} must list DNS servers as ip or ip:port, comma-separated; got "${server}"`);
+  }
+  if (servers.length === 0) throw new ConfigError(`${source} is empty`);
+  return servers;
+}
+
+/** JSON object from a forge host to the base URL that replaces its raw-file origin. */
+export function parseForgeRawBases(value: string, source: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError(`${source} must be a JSON object like {"github.com":"http://127.0.0.1:9000/gh"}`);
+  }
+  const result = z.record(z.string(), z.url({ protocol: /^https?$/ })).safeParse(parsed);
+  if (!result.success) throw new ConfigError(`${source} must map host names to absolute http(s) base URLs`);
+  return Object.fromEntries(Object.entries(result.data).map(([host, base]) => [host.toLowerCase(), base.replace(/\/+$/, '')]));
 }
 
 export class ConfigError extends Error {
