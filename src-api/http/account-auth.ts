@@ -11,10 +11,6 @@ declare module 'fastify' {
     /** How it signed in: the session cookie or one of its API keys. */
     accountVia?: 'session' | 'key';
   }
-  interface FastifyContextConfig {
-    /** @fastify/cors reads this: false sends no CORS headers on the route. */
-    cors?: false;
-  }
 }
 
 /** OpenAPI `security` of the routes that take an account: its session cookie or its own API key. */

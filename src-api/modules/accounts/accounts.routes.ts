@@ -37,7 +37,7 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/accounts',
     {
-      config: { rateLimit: 'writes', cors: false },
+      config: { rateLimit: 'writes' },
       schema: {
         tags: ['accounts'],
         summary: 'Create an account',
@@ -58,7 +58,6 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/accounts/verify-email',
     {
-      config: { cors: false },
       schema: {
         tags: ['accounts'],
         summary: 'Verify an e-mail address',
@@ -73,7 +72,7 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/accounts/password-reset',
     {
-      config: { rateLimit: 'writes', cors: false },
+      config: { rateLimit: 'writes' },
       schema: {
         tags: ['accounts'],
         summary: 'Ask for a password reset link',
@@ -91,7 +90,6 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/accounts/password-reset/confirm',
     {
-      config: { cors: false },
       schema: {
         tags: ['accounts'],
         summary: 'Set a new password',
@@ -106,7 +104,6 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/sessions',
     {
-      config: { cors: false },
       schema: {
         tags: ['accounts'],
         summary: 'Sign in',
@@ -128,7 +125,6 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
   api.delete(
     '/sessions/current',
     {
-      config: { cors: false },
       schema: {
         tags: ['accounts'],
         summary: 'Sign out',

@@ -16,7 +16,7 @@ export const meRoutes: ApiRoutes = async (api, { services }) => {
     '/me',
     {
       preHandler,
-      config: { rateLimit: 'reads', cors: false },
+      config: { rateLimit: 'reads' },
       schema: {
         tags: ['me'],
         summary: 'The signed-in account',
@@ -31,7 +31,6 @@ export const meRoutes: ApiRoutes = async (api, { services }) => {
     '/me',
     {
       preHandler,
-      config: { cors: false },
       schema: {
         tags: ['me'],
         summary: 'Rename the account',
@@ -47,7 +46,6 @@ export const meRoutes: ApiRoutes = async (api, { services }) => {
     '/me',
     {
       preHandler,
-      config: { cors: false },
       schema: {
         tags: ['me'],
         summary: 'Close the account',
