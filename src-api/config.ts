@@ -33,6 +33,9 @@ export const webhookConfigSchema = z.object({
   disableAfterFailures: z.number().int().positive(),
 });
 
+export const METRICS_ACCESS = ['local', 'token', 'off'] as const;
+export type MetricsAccess = (typeof METRICS_ACCESS)[number];
+
 export const configSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65535),
@@ -53,6 +56,8 @@ export const configSchema = z.object({
   claimCheckTimeoutMs: z.number().int().positive(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
+  /** Who may read GET /metrics: loopback clients or the admin token (`local`), the admin token only (`token`), nobody (`off`). */
+  metrics: z.enum(METRICS_ACCESS),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -91,6 +96,7 @@ export const defaultConfig: Config = {
   logRequests: false,
   claimCheckTimeoutMs: 5_000,
   profileCacheEntries: 150_000,
+  metrics: 'local',
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
@@ -135,6 +141,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
   }
+  if (env.AGENTDIR_METRICS) overrides.metrics = parseMetricsAccess(env.AGENTDIR_METRICS, 'AGENTDIR_METRICS');
   return overrides;
 }
 
@@ -161,6 +168,13 @@ export function parseOnOff(value: string, source: string): boolean {
   if (['on', 'true', '1', 'yes'].includes(normalized)) return true;
   if (['off', 'false', '0', 'no'].includes(normalized)) return false;
   throw new ConfigError(`${source} must be "on" or "off", got "${value}"`);
+}
+
+export function parseMetricsAccess(value: string, source: string): MetricsAccess {
+  const normalized = value.trim().toLowerCase();
+  const access = METRICS_ACCESS.find((candidate) => candidate === normalized);
+  if (!access) throw new ConfigError(`${source} must be one of ${METRICS_ACCESS.join(', ')}, got "${value}"`);
+  return access;
 }
 
 export function databasePath(config: Pick<Config, 'dataDir'>): string {

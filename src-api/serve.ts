@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configFromEnv, createConfig, parseOnOff, parsePort, type ConfigOverrides } from './config';
+import { configFromEnv, createConfig, parseMetricsAccess, parseOnOff, parsePort, type ConfigOverrides, type MetricsAccess } from './config';
 import { consoleExtensions } from './console/console.extensions';
 import { startServer } from './server';
 import path from 'node:path';
@@ -20,6 +20,11 @@ async function main(argv: string[]): Promise<void> {
       ),
     )
     .option('--log-requests', 'log every request to stdout')
+    .addOption(
+      new Option('--metrics <local|token|off>', 'who may read GET /metrics (default local: loopback or the admin token; env AGENTDIR_METRICS)').argParser(
+        (value) => wrap(() => parseMetricsAccess(value, '--metrics')),
+      ),
+    )
     .showHelpAfterError()
     .parse(argv, { from: 'user' });
 
@@ -32,6 +37,7 @@ async function main(argv: string[]): Promise<void> {
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
     logRequests?: boolean;
+    metrics?: MetricsAccess;
   }>();
 
   const fromEnv = configFromEnv(process.env);
@@ -44,6 +50,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.trustProxy && { trustProxy: true }),
     ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(flags.logRequests && { logRequests: true }),
+    ...(flags.metrics !== undefined && { metrics: flags.metrics }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
   };
   const config = createConfig(overrides);

@@ -12,6 +12,8 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
 import { AppError, RateLimitedError } from '../errors';
+import { createMetrics } from '../modules/metrics/metrics.registry';
+import { installMetrics } from '../modules/metrics/metrics.routes';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
@@ -49,10 +51,12 @@ export interface BuildAppOptions {
   /** Extra plugins mounted at the root after the API (the console's /trpc and static files). */
   extensions?: FastifyPluginAsyncZod[];
   logger?: FastifyServerOptions['logger'];
+  /** Opens GET /metrics to any client that sends it (see config.metrics). */
+  adminToken?: string;
 }
 
 /** The public REST API as a Fastify instance; `serve`, Electron and tests all start it through here. */
-export async function buildApp({ services, config, extensions = [], logger }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, config, extensions = [], logger, adminToken }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? (config.logRequests ? { level: 'info' } : false),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -103,6 +107,9 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, problem(404, 'not_found', 'Not found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
   );
+
+  // Before any route, so that its onResponse hook counts them all.
+  installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
 
   await app.register(fastifySwagger, {
     openapi: {

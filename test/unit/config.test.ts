@@ -12,3 +12,15 @@ describe('config from the environment', () => {
     expect(() => configFromEnv({ AGENTDIR_PROFILE_CACHE_ENTRIES: value })).toThrow(/AGENTDIR_PROFILE_CACHE_ENTRIES/);
   });
 });
+
+describe('metrics access', () => {
+  it('is local by default and follows AGENTDIR_METRICS', () => {
+    expect(createConfig().metrics).toBe('local');
+    expect(createConfig(configFromEnv({ AGENTDIR_METRICS: 'token' })).metrics).toBe('token');
+    expect(createConfig(configFromEnv({ AGENTDIR_METRICS: 'OFF' })).metrics).toBe('off');
+  });
+
+  it('refuses an unknown mode with a message naming the variable', () => {
+    expect(() => configFromEnv({ AGENTDIR_METRICS: 'public' })).toThrow(/AGENTDIR_METRICS must be one of local, token, off/);
+  });
+});
