@@ -1,13 +1,14 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Services } from '../../services';
 import { API_VERSION } from '../../version';
 import type { DeliveryStatus } from '../webhooks/webhooks.table';
+import { createRequestSeries } from './request-series';
 
 /**
  * The Prometheus metrics of one app instance: its own registry (tests run
  * several servers in one process, and prom-client's global registry would mix
- * them). Counters move through cheap hooks (`observeRequest`, the dispatcher's
- * attempt listener); gauges (queues, index) are read from the services when
+ * them). Counters move through cheap hooks (`observeRequest`, see
+ * request-series.ts; the dispatcher's attempt listener); gauges (queues, index) are read from the services when
  * scraped, so nothing is computed between scrapes.
  */
 
@@ -38,11 +39,6 @@ export interface MetricsDeps {
   services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher'> & { mail?: { queue?: QueueDepthSource } };
 }
 
-interface RequestSeries {
-  count: Counter.Internal;
-  duration: Histogram.Internal<'method' | 'route' | 'status_code'>;
-}
-
 export function createMetrics({ services }: MetricsDeps) {
   const registry = new Registry();
   // Process memory, CPU, event loop lag, GC, handles: prom-client's defaults, read at scrape time.
@@ -52,19 +48,7 @@ export function createMetrics({ services }: MetricsDeps) {
     registry.removeSingleMetric(name);
   }
 
-  const requests = new Counter({
-    name: 'agentdir_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'agentdir_http_request_duration_seconds',
-    help: 'Time from the request arriving to the response being sent, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const requests = createRequestSeries({ registry, prefix: 'agentdir_http_request', bucketsSeconds: LATENCY_BUCKETS });
   const rateLimited = new Counter({
     name: 'agentdir_rate_limit_rejections_total',
     help: 'Requests refused with 429 by a rate limit, by policy.',
@@ -134,27 +118,12 @@ export function createMetrics({ services }: MetricsDeps) {
     webhookAttempts.inc({ outcome: status === null ? 'superseded' : ATTEMPT_OUTCOME[status] });
   });
 
-  // One child per (method, route, status): after the first request of a kind, a Map lookup and two increments.
-  const series = new Map<string, RequestSeries>();
-  const seriesFor = (method: string, route: string, statusCode: number): RequestSeries => {
-    const key = `${method} ${statusCode} ${route}`;
-    let found = series.get(key);
-    if (found === undefined) {
-      const labels = { method, route, status_code: String(statusCode) };
-      found = { count: requests.labels(labels), duration: duration.labels(labels) };
-      series.set(key, found);
-    }
-    return found;
-  };
-
   return {
     registry,
 
     /** One answered request; `route` is the pattern (`/api/v1/agents/:id`), never the raw URL. */
     observeRequest(method: string, route: string | undefined, statusCode: number, elapsedMs: number): void {
-      const found = seriesFor(method, route ?? UNMATCHED_ROUTE, statusCode);
-      found.count.inc();
-      found.duration.observe(elapsedMs / 1000);
+      requests.observe(method, route ?? UNMATCHED_ROUTE, statusCode, elapsedMs / 1000);
     },
 
     observeRateLimited(policy: string): void {
