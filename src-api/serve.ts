@@ -21,9 +21,10 @@ async function main(argv: string[]): Promise<void> {
     )
     .option('--log-requests', 'log every request to stdout')
     .addOption(
-      new Option('--metrics <local|token|off>', 'who may read GET /metrics (default local: loopback or the admin token; env AGENTDIR_METRICS)').argParser(
-        (value) => wrap(() => parseMetricsAccess(value, '--metrics')),
-      ),
+      new Option(
+        '--metrics <local|token|off>',
+        'who may read GET /metrics (default local: loopback or the admin token; env AGENTDIR_METRICS)',
+      ).argParser((value) => wrap(() => parseMetricsAccess(value, '--metrics'))),
     )
     .showHelpAfterError()
     .parse(argv, { from: 'user' });

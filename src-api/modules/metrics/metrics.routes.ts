@@ -34,7 +34,8 @@ export function installMetrics(app: FastifyInstance, { metrics, config, adminTok
   app.get(METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
     const token = bearerToken(request.headers.authorization);
     const allowed =
-      (adminToken !== undefined && isAdminToken(token, adminToken)) || (config.metrics === 'local' && token === undefined && isLoopback(request));
+      (adminToken !== undefined && isAdminToken(token, adminToken)) ||
+      (config.metrics === 'local' && token === undefined && isLoopback(request));
     if (!allowed) {
       reply.header('WWW-Authenticate', 'Bearer realm="agent-directory-metrics"');
       return sendProblem(

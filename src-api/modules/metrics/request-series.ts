@@ -40,7 +40,8 @@ export function createRequestSeries({
   const durationName = `${prefix}_duration_seconds`;
   const bounds = bucketsSeconds;
 
-  const all = (): Series[] => [...series.values()].flatMap((byMethod) => [...byMethod.values()].flatMap((byStatus) => [...byStatus.values()]));
+  const all = (): Series[] =>
+    [...series.values()].flatMap((byMethod) => [...byMethod.values()].flatMap((byStatus) => [...byStatus.values()]));
 
   // Objects of prom-client's collector shape (name, help, type, get), formatted by the registry like its own.
   const counter = {
@@ -70,7 +71,11 @@ export function createRequestSeries({
         let cumulative = 0;
         const lines = s.buckets.map((n, i): MetricValue => {
           cumulative += n;
-          return { metricName: `${durationName}_bucket`, value: cumulative, labels: { ...s.labels, le: i < bounds.length ? bounds[i]! : '+Inf' } };
+          return {
+            metricName: `${durationName}_bucket`,
+            value: cumulative,
+            labels: { ...s.labels, le: i < bounds.length ? bounds[i]! : '+Inf' },
+          };
         });
         lines.push({ metricName: `${durationName}_sum`, value: s.sum, labels: s.labels });
         lines.push({ metricName: `${durationName}_count`, value: s.count, labels: s.labels });
@@ -89,7 +94,12 @@ export function createRequestSeries({
       if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
       let s = byStatus.get(statusCode);
       if (s === undefined) {
-        s = { labels: { method, route, status_code: String(statusCode) }, count: 0, sum: 0, buckets: new Array<number>(bounds.length + 1).fill(0) };
+        s = {
+          labels: { method, route, status_code: String(statusCode) },
+          count: 0,
+          sum: 0,
+          buckets: new Array<number>(bounds.length + 1).fill(0),
+        };
         byStatus.set(statusCode, s);
       }
       s.count++;
