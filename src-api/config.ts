@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -16,7 +17,28 @@ export const rateLimitConfigSchema = z.object({
   keyedReads: z.number().int().positive(),
   /** Write requests per window per IP, with or without a key. */
   writes: z.number().int().positive(),
+  /**
+   * Most (policy, client) counters kept in memory. At the cap, expired windows are swept and then the
+   * oldest window is dropped: memory stays bounded; a flood of distinct addresses can at most restart
+   * the oldest counters early.
+   */
+  maxClients: z.number().int().positive(),
 });
+
+/** Socket deadlines and limits (contract section 2); tests shorten them. */
+export const transportConfigSchema = z.object({
+  /** The request line and headers must arrive within this; a silent socket is closed after it too. */
+  headersTimeoutMs: z.number().int().positive(),
+  /** The whole request, body included, must arrive within this. */
+  requestTimeoutMs: z.number().int().positive(),
+  /** How often Node checks the two deadlines above. */
+  timeoutCheckIntervalMs: z.number().int().positive(),
+  /** Request line and headers larger than this are refused with 431. */
+  maxHeaderBytes: z.number().int().positive(),
+});
+
+/** Which addresses X-Forwarded-For may name the client: false, the number of proxies in front, or the proxies' addresses. */
+export const trustProxySchema = z.union([z.literal(false), z.number().int().positive(), z.array(z.string().min(1)).min(1)]);
 
 export const webhookConfigSchema = z.object({
   /** Delays before each retry, in milliseconds (attempt 2 waits delays[0], …). */
@@ -35,6 +57,30 @@ export const webhookConfigSchema = z.object({
 
 export const METRICS_ACCESS = ['local', 'token', 'off'] as const;
 export type MetricsAccess = (typeof METRICS_ACCESS)[number];
+export const mailConfigSchema = z.object({
+  /** smtp://user:pass@host:port (smtps:// for TLS); undefined writes every mail as an .eml file into <dataDir>/mail/. */
+  smtpUrl: z.string().min(1).optional(),
+  /** The From address of every mail. */
+  from: z.string().min(3),
+  /** Delays before each retry of a mail that could not be handed over, in milliseconds. */
+  retryDelaysMs: z.array(z.number().int().nonnegative()),
+  /** How often the mail worker looks for due mail when idle (it also wakes when mail is queued here). */
+  pollIntervalMs: z.number().int().positive(),
+  /** Deadline of one SMTP hand-over (connect, greeting and each command). */
+  timeoutMs: z.number().int().positive(),
+});
+
+export const accountsConfigSchema = z.object({
+  /** A session ends after this long without a request. */
+  sessionIdleMs: z.number().int().positive(),
+  /** …and this long after sign-in, whatever happens. */
+  sessionAbsoluteMs: z.number().int().positive(),
+  /** Failed sign-ins per account or per IP within `signInWindowMs` before 429. */
+  signInMaxFailures: z.number().int().positive(),
+  signInWindowMs: z.number().int().positive(),
+  /** One review per agent per account (or per IP without one) within this window. */
+  reviewQuotaMs: z.number().int().positive(),
+});
 
 export const configSchema = z.object({
   host: z.string().min(1),
@@ -42,11 +88,15 @@ export const configSchema = z.object({
   dataDir: z.string().min(1),
   /** Seed the demo directory when `serve` starts on an empty database. */
   demoData: z.boolean(),
-  /** Honour X-Forwarded-For when finding the client IP. */
-  trustProxy: z.boolean(),
+  /**
+   * Honour X-Forwarded-For when finding the client IP: `N` trusts the N right-most hops (N proxies in
+   * front), a CIDR list trusts hops from those addresses. The client-chosen left-most entry never counts.
+   */
+  trustProxy: trustProxySchema,
   /** Let claim checks and webhooks reach private and loopback addresses (local tests only). */
   allowPrivateUrls: z.boolean(),
   rateLimit: rateLimitConfigSchema,
+  transport: transportConfigSchema,
   webhooks: webhookConfigSchema,
   /** Bearer token for the admin tRPC API; undefined means "read or create <dataDir>/admin-token". */
   adminToken: z.string().min(16).optional(),
@@ -54,15 +104,41 @@ export const configSchema = z.object({
   logRequests: z.boolean(),
   /** Deadline of one fetch of a claim's well-known file. */
   claimCheckTimeoutMs: z.number().int().positive(),
+  /** Claim checks running at once; more wait for a slot (up to their deadline), so hostile targets cannot pile up sockets. */
+  claimCheckConcurrency: z.number().int().positive(),
+  /** Longest time /stats may serve a cached answer while nothing changed (the change cursor invalidates it at once). */
+  statsCacheTtlMs: z.number().int().nonnegative(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
   /** Who may read GET /metrics: loopback clients or the admin token (`local`), the admin token only (`token`), nobody (`off`). */
   metrics: z.enum(METRICS_ACCESS),
+  /** DNS servers (`ip:port` or `ip`) for our own lookups (claim TXT records); empty: the system's servers. */
+  dnsServers: z.array(z.string().min(1)),
+  /** Deadline of one DNS query to those servers. */
+  dnsTimeoutMs: z.number().int().positive(),
+  /** Raw-file origins of the code forges by source host, e.g. {"github.com":"http://127.0.0.1:9000/gh"} (tests); empty: the real ones. */
+  forgeRawBases: z.record(z.string(), z.url({ protocol: /^https?$/ })),
+  /** How often verified ownership is re-checked. */
+  ownershipRecheckIntervalMs: z.number().int().positive(),
+  /** Failed re-checks in a row after which the agent loses its verified mark. */
+  ownershipRecheckStrikes: z.number().int().positive(),
+  mail: mailConfigSchema,
+  /** Origin (and optional path) of links in mails; undefined means http://<host>:<port> as listened on. */
+  publicUrl: z
+    .string()
+    .url()
+    .refine((value) => /^https?:\/\//.test(value), 'must be an http or https URL')
+    .optional(),
+  accounts: accountsConfigSchema,
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
+export type TransportConfig = z.infer<typeof transportConfigSchema>;
+export type TrustProxy = z.infer<typeof trustProxySchema>;
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+export type MailConfig = z.infer<typeof mailConfigSchema>;
+export type AccountsConfig = z.infer<typeof accountsConfigSchema>;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -83,6 +159,13 @@ export const defaultConfig: Config = {
     anonymousReads: 100,
     keyedReads: 1000,
     writes: 20,
+    maxClients: 100_000,
+  },
+  transport: {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    timeoutCheckIntervalMs: 1_000,
+    maxHeaderBytes: 16 * 1024,
   },
   webhooks: {
     retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,
@@ -95,8 +178,30 @@ export const defaultConfig: Config = {
   adminToken: undefined,
   logRequests: false,
   claimCheckTimeoutMs: 5_000,
+  claimCheckConcurrency: 8,
+  statsCacheTtlMs: 60_000,
   profileCacheEntries: 150_000,
   metrics: 'local',
+  dnsServers: [],
+  dnsTimeoutMs: 3_000,
+  forgeRawBases: {},
+  ownershipRecheckIntervalMs: 7 * 24 * HOUR,
+  ownershipRecheckStrikes: 3,
+  mail: {
+    smtpUrl: undefined,
+    from: 'Agent Directory <no-reply@agent-directory.localhost>',
+    retryDelaysMs: [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR],
+    pollIntervalMs: 2_000,
+    timeoutMs: 15_000,
+  },
+  publicUrl: undefined,
+  accounts: {
+    sessionIdleMs: 7 * 24 * HOUR,
+    sessionAbsoluteMs: 30 * 24 * HOUR,
+    signInMaxFailures: 10,
+    signInWindowMs: 15 * MINUTE,
+    reviewQuotaMs: 24 * HOUR,
+  },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
@@ -108,7 +213,10 @@ export function createConfig(overrides: ConfigOverrides = {}): Config {
     ...defaultConfig,
     ...overrides,
     rateLimit: { ...defaultConfig.rateLimit, ...overrides.rateLimit },
+    transport: { ...defaultConfig.transport, ...overrides.transport },
     webhooks: { ...defaultConfig.webhooks, ...overrides.webhooks },
+    mail: { ...defaultConfig.mail, ...overrides.mail },
+    accounts: { ...defaultConfig.accounts, ...overrides.accounts },
   });
 }
 
@@ -120,7 +228,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_DATA_DIR) overrides.dataDir = path.resolve(env.AGENTDIR_DATA_DIR);
   if (env.AGENTDIR_ADMIN_TOKEN) overrides.adminToken = env.AGENTDIR_ADMIN_TOKEN;
   if (env.AGENTDIR_RATE_LIMIT) overrides.rateLimit = { enabled: parseOnOff(env.AGENTDIR_RATE_LIMIT, 'AGENTDIR_RATE_LIMIT') };
-  if (env.AGENTDIR_TRUST_PROXY) overrides.trustProxy = parseOnOff(env.AGENTDIR_TRUST_PROXY, 'AGENTDIR_TRUST_PROXY');
+  if (env.AGENTDIR_TRUST_PROXY) overrides.trustProxy = parseTrustProxy(env.AGENTDIR_TRUST_PROXY, 'AGENTDIR_TRUST_PROXY');
   if (env.AGENTDIR_ALLOW_PRIVATE_URLS) {
     overrides.allowPrivateUrls = parseOnOff(env.AGENTDIR_ALLOW_PRIVATE_URLS, 'AGENTDIR_ALLOW_PRIVATE_URLS');
   }
@@ -142,7 +250,71 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
   }
   if (env.AGENTDIR_METRICS) overrides.metrics = parseMetricsAccess(env.AGENTDIR_METRICS, 'AGENTDIR_METRICS');
+  if (env.AGENTDIR_DNS_SERVERS) overrides.dnsServers = parseDnsServers(env.AGENTDIR_DNS_SERVERS, 'AGENTDIR_DNS_SERVERS');
+  if (env.AGENTDIR_FORGE_RAW_BASES) overrides.forgeRawBases = parseForgeRawBases(env.AGENTDIR_FORGE_RAW_BASES, 'AGENTDIR_FORGE_RAW_BASES');
+  if (env.AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS) {
+    overrides.ownershipRecheckIntervalMs = parsePositiveInt(
+      env.AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS,
+      'AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS',
+    );
+  }
+  if (env.AGENTDIR_SMTP_URL || env.AGENTDIR_MAIL_FROM) {
+    overrides.mail = {
+      ...(env.AGENTDIR_SMTP_URL && { smtpUrl: env.AGENTDIR_SMTP_URL }),
+      ...(env.AGENTDIR_MAIL_FROM && { from: env.AGENTDIR_MAIL_FROM }),
+    };
+  }
+  if (env.AGENTDIR_PUBLIC_URL) overrides.publicUrl = parsePublicUrl(env.AGENTDIR_PUBLIC_URL, 'AGENTDIR_PUBLIC_URL');
   return overrides;
+}
+
+/** An http(s) URL without a trailing slash, so links are `${publicUrl}/dashboard/…`. */
+export function parsePublicUrl(value: string, source: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${source} must be an absolute http or https URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** The base of links in mails: the configured public URL, else the address the server listens on. */
+export function publicUrlOf(config: Pick<Config, 'publicUrl' | 'host' | 'port'>, listeningPort = config.port): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return `http://${host}:${listeningPort}`;
+}
+
+/** `1.2.3.4:53,[::1]:5353,8.8.8.8` → the same list, each checked to be an IP with an optional port. */
+export function parseDnsServers(value: string, source: string): string[] {
+  const servers = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  for (const server of servers) {
+    const match = /^(?:\[([0-9a-f:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/i.exec(server) ?? /^([0-9a-f:]+)$/i.exec(server);
+    const port = match?.[3] === undefined ? 53 : Number(match[3]);
+    if (!match || port < 1 || port > 65535)
+      throw new ConfigError(`${source} must list DNS servers as ip or ip:port, comma-separated; got "${server}"`);
+  }
+  if (servers.length === 0) throw new ConfigError(`${source} is empty`);
+  return servers;
+}
+
+/** JSON object from a forge host to the base URL that replaces its raw-file origin. */
+export function parseForgeRawBases(value: string, source: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError(`${source} must be a JSON object like {"github.com":"http://127.0.0.1:9000/gh"}`);
+  }
+  const result = z.record(z.string(), z.url({ protocol: /^https?$/ })).safeParse(parsed);
+  if (!result.success) throw new ConfigError(`${source} must map host names to absolute http(s) base URLs`);
+  return Object.fromEntries(Object.entries(result.data).map(([host, base]) => [host.toLowerCase(), base.replace(/\/+$/, '')]));
 }
 
 export class ConfigError extends Error {
@@ -175,6 +347,36 @@ export function parseMetricsAccess(value: string, source: string): MetricsAccess
   const access = METRICS_ACCESS.find((candidate) => candidate === normalized);
   if (!access) throw new ConfigError(`${source} must be one of ${METRICS_ACCESS.join(', ')}, got "${value}"`);
   return access;
+}
+
+/**
+ * `--trust-proxy` / AGENTDIR_TRUST_PROXY: on (1 proxy), off, a number of proxies, or a comma-separated
+ * list of proxy addresses and CIDR ranges.
+ */
+export function parseTrustProxy(value: string, source: string): TrustProxy {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) {
+    const n = Number(text);
+    return n === 0 ? false : n;
+  }
+  if (/^[a-z]+$/i.test(text)) return parseOnOff(text, source) ? 1 : false;
+  const entries = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  const bad = entries.find((entry) => !isIpOrCidr(entry));
+  if (entries.length === 0 || bad !== undefined) {
+    throw new ConfigError(`${source} must be on, off, a number of proxies or a list of addresses/CIDR ranges, got "${value}"`);
+  }
+  return entries;
+}
+
+function isIpOrCidr(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  if (rest.length > 0 || isIP(address) === 0) return false;
+  if (bits === undefined) return true;
+  const max = isIP(address) === 4 ? 32 : 128;
+  return /^\d+$/.test(bits) && Number(bits) <= max;
 }
 
 export function databasePath(config: Pick<Config, 'dataDir'>): string {

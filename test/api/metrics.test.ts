@@ -103,6 +103,18 @@ describe('GET /metrics', () => {
     expect(sample(after, 'agentdir_http_requests_total', { route: '/api/v1/newsletter', status_code: '429' })).toBe(2);
   });
 
+  it('reports the mail outbox', async () => {
+    const before = sample(await scrape(), 'agentdir_mail_messages');
+    for (let i = 0; i < 2; i++) {
+      server.services.mail.queue({ kind: 'test.metrics', to: `reader-${i}@example.com`, subject: 'Metrics', paragraphs: ['Hello'] });
+    }
+    const after = await scrape();
+    expect(sample(after, 'agentdir_mail_messages') - before).toBe(2);
+    expect(sample(after, 'agentdir_mail_queue_depth')).toBe(
+      sample(after, 'agentdir_mail_messages', { status: 'pending' }) + sample(after, 'agentdir_mail_messages', { status: 'sending' }),
+    );
+  });
+
   it('counts webhook attempts by outcome and reports the queue', async () => {
     const before = await scrape();
     expect(sample(before, 'agentdir_webhook_queue_depth')).toBe(0);

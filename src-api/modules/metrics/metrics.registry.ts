@@ -29,14 +29,8 @@ const ATTEMPT_OUTCOME: Record<DeliveryStatus, string> = {
   in_flight: 'superseded',
 };
 
-/** A queue that /metrics reports the depth of (the mail outbox registers itself here). */
-export interface QueueDepthSource {
-  /** Messages waiting to be sent (due or scheduled for a retry). */
-  depth(): number;
-}
-
 export interface MetricsDeps {
-  services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher'> & { mail?: { queue?: QueueDepthSource } };
+  services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher' | 'mail'>;
 }
 
 export function createMetrics({ services }: MetricsDeps) {
@@ -83,12 +77,22 @@ export function createMetrics({ services }: MetricsDeps) {
     },
   });
   new Gauge({
-    name: 'agentdir_mail_queue_depth',
-    help: 'Mails waiting in the outbox to be sent or retried.',
+    name: 'agentdir_mail_messages',
+    help: 'Mails in the outbox, by status (all processes).',
+    labelNames: ['status'] as const,
     registers: [registry],
     collect() {
-      // MAIL-OUTBOX-HOOK: reads the mail outbox once it exists (services.mail.queue.depth()); 0 until then.
-      this.set(services.mail?.queue?.depth() ?? 0);
+      const counts = services.mail.countsByStatus();
+      for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'agentdir_mail_queue_depth',
+    help: 'Mails waiting in the outbox to be sent or retried, or being sent (pending and sending).',
+    registers: [registry],
+    collect() {
+      const counts = services.mail.countsByStatus();
+      this.set(counts.pending + counts.sending);
     },
   });
   new Gauge({
