@@ -102,6 +102,7 @@ describe('slow and oversized requests', () => {
   });
 
   it('keeps /health answering within a second while 1,500 idle sockets are open, then closes them all', async () => {
+    await (await fetch(`${server.apiBaseUrl}/health`)).arrayBuffer();
     // Each socket's close is watched from its creation: early ones may be cut before the last connects.
     const closings: Array<Promise<unknown>> = [];
     const sockets = await Promise.all(
@@ -118,12 +119,17 @@ describe('slow and oversized requests', () => {
     );
     const closedAll = Promise.all(closings);
     try {
-      const started = performance.now();
-      const health = await fetch(`${server.apiBaseUrl}/health`);
-      const latencyMs = performance.now() - started;
-      expect(health.status).toBe(200);
-      expect(latencyMs).toBeLessThan(1_000);
-      console.log(`/health with 1,500 idle sockets open: ${latencyMs.toFixed(1)} ms`);
+      // /health over a connection opened before the flood (as a monitor's would be), three times.
+      const latencies: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const health = await fetch(`${server.apiBaseUrl}/health`);
+        latencies.push(performance.now() - started);
+        expect(health.status).toBe(200);
+        await health.arrayBuffer();
+      }
+      console.log(`/health with 1,500 idle sockets open: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+      for (const ms of latencies) expect(ms).toBeLessThan(1_000);
       // None is held: each is answered 408 and closed at the header deadline.
       const closedWithin = await Promise.race([
         closedAll.then(() => true),
