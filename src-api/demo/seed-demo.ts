@@ -292,6 +292,7 @@ function buildAgents(random: DemoRandom, ids: IdGenerator, authors: DemoAuthor[]
       changeSeq: 0,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt),
+      ownerAccountId: null,
     };
     return {
       row,
@@ -330,6 +331,8 @@ function buildReviews(random: DemoRandom, ids: IdGenerator, demoAgents: DemoAgen
       reviewerName: reviewerName(random),
       // A few spam reviews that a moderator hid: kept, but neither listed nor counted.
       hidden: random.chance(0.015),
+      accountId: null,
+      clientKey: null,
       createdAt: iso(between(random, createdFrom, base - 10 * 60_000)),
     });
   }
@@ -364,6 +367,7 @@ function buildClaims(
       verifiedBy: null,
       reason: null,
       version: 1,
+      accountId: null,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt),
       decidedAt: null,
@@ -457,6 +461,7 @@ function buildSubmissions(
       decidedBy: null,
       decidedAt: null,
       version: 1,
+      accountId: null,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt),
     };
@@ -501,6 +506,7 @@ function buildSubmissions(
       decidedBy: MODERATOR,
       decidedAt: iso(approvedAt),
       version: 2,
+      accountId: null,
       createdAt: iso(created),
       updatedAt: iso(approvedAt),
     });

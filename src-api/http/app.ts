@@ -195,6 +195,12 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
       });
 
+      // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).
+      api.addHook('onResponse', (request, reply, done) => {
+        if (request.apiKeyId !== undefined) services.keyUsage.record(request.apiKeyId, reply.statusCode === 429);
+        done();
+      });
+
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       await api.register(fastifySwaggerUi, { routePrefix: '/docs' });
       await api.register(apiRoutes, { services, config });

@@ -1656,6 +1656,1397 @@ export interface paths {
     };
     trace?: never;
   };
+  '/api/v1/me/agents': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Agents the account owns
+     * @description Agents whose claim, made with this account, was verified; newest first.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              agents: components['schemas']['Agent'][];
+              page: number;
+              limit: number;
+              total: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/claims': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's claims
+     * @description Claims made with this account, newest first, with their proof instructions.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              claims: components['schemas']['NewClaim'][];
+              page: number;
+              limit: number;
+              total: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's API keys
+     * @description Newest first, revoked ones included; never the keys themselves.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              keys: components['schemas']['AccountApiKey'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Issue an API key
+     * @description The key is in this answer only; it is stored as a hash. At most 10 active keys per account (409 `limit_exceeded`).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['NewAccountApiKey'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/keys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an API key
+     * @description Stops the key at once. Another account's key is a 404.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Key id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Revoked */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/submissions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's submissions
+     * @description Agents submitted with this account, newest first, with their review status.
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              submissions: components['schemas']['Submission'][];
+              page: number;
+              limit: number;
+              total: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Requests made with the account's keys, per day
+     * @description The last `days` UTC days (today included), oldest first, summed over all keys of the account.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description How many days, 1–90 */
+          days?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              days: {
+                /** @description YYYY-MM-DD (UTC) */
+                date: string;
+                requests: number;
+                rate_limited: number;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's webhook endpoints */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              webhooks: components['schemas']['AccountWebhookEndpoint'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Add a webhook endpoint
+     * @description Deliveries are signed with the secret in this answer (shown once). At most 10 endpoints per account (409 `limit_exceeded`).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Where deliveries are POSTed */
+            url: string;
+            /** @description Event kinds to receive; empty or omitted means all */
+            events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+            /**
+             * @description "all" (default) or "owned": only events about agents the account owns
+             * @enum {string}
+             */
+            scope?: 'all' | 'owned';
+            description?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookEndpointWithSecret'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/webhooks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One webhook endpoint */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookEndpoint'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Remove a webhook endpoint */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Removed */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Change a webhook endpoint */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            url?: string;
+            events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+            /**
+             * @description "owned": only events about agents the account owns; "all": every event of the directory
+             * @enum {string}
+             */
+            scope?: 'all' | 'owned';
+            description?: string;
+            /**
+             * @description Pause deliveries ("disabled") or resume them ("active")
+             * @enum {string}
+             */
+            status?: 'active' | 'disabled';
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookEndpoint'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/v1/me/webhooks/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An endpoint's delivery log
+     * @description Newest first, each with its attempts (status, latency, response excerpt).
+     */
+    get: {
+      parameters: {
+        query?: {
+          page?: number;
+          limit?: number;
+        };
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              deliveries: components['schemas']['AccountWebhookDelivery'][];
+              page: number;
+              limit: number;
+              total: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/webhooks/{id}/deliveries/{delivery_id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Redeliver an event
+     * @description Queues the delivery's event again to the endpoint (same event id, new delivery id).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+          /** @description Delivery id */
+          delivery_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookDelivery'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/webhooks/{id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate an endpoint's signing secret
+     * @description The new secret signs from now on; the old one keeps signing beside it for 24 hours.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookEndpointWithSecret'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a test event
+     * @description Sends a sample event of the kind given (marked as a test) at once and answers with the receiver's answer.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description Endpoint id */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountWebhookTestResult'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/newsletter': {
     parameters: {
       query?: never;
@@ -2208,6 +3599,26 @@ export interface components {
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
     };
+    AccountApiKey: {
+      id: string;
+      name: string;
+      /** @description The first characters of the key, to tell keys apart */
+      prefix: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+    };
+    AccountApiKeyInput: {
+      id: string;
+      name: string;
+      /** @description The first characters of the key, to tell keys apart */
+      prefix: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+    };
     AccountInput: {
       id: string;
       email: string;
@@ -2217,6 +3628,160 @@ export interface components {
       roles: ('moderator' | 'admin')[];
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
+    };
+    AccountWebhookDelivery: {
+      id: string;
+      event_id: string;
+      /** @enum {string} */
+      event_type: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      /** @enum {string} */
+      status: 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
+      attempt_count: number;
+      next_attempt_at: string | null;
+      is_test: boolean;
+      last_status_code: number | null;
+      last_error: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      attempts?: {
+        attempt_number: number;
+        status_code: number | null;
+        latency_ms: number | null;
+        response_excerpt: string | null;
+        error: string | null;
+        /** @description ISO 8601 UTC date-time ending in Z */
+        started_at: string;
+      }[];
+    };
+    AccountWebhookDeliveryInput: {
+      id: string;
+      event_id: string;
+      /** @enum {string} */
+      event_type: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      /** @enum {string} */
+      status: 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
+      attempt_count: number;
+      next_attempt_at: string | null;
+      is_test: boolean;
+      last_status_code: number | null;
+      last_error: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      attempts?: {
+        attempt_number: number;
+        status_code: number | null;
+        latency_ms: number | null;
+        response_excerpt: string | null;
+        error: string | null;
+        /** @description ISO 8601 UTC date-time ending in Z */
+        started_at: string;
+      }[];
+    };
+    AccountWebhookEndpoint: {
+      id: string;
+      url: string;
+      /** @description Subscribed event kinds; empty means all */
+      events: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+      /**
+       * @description "owned": only events about agents the account owns; "all": every event of the directory
+       * @enum {string}
+       */
+      scope: 'all' | 'owned';
+      description: string;
+      /** @enum {string} */
+      status: 'active' | 'disabled';
+      disabled_reason: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+    };
+    AccountWebhookEndpointInput: {
+      id: string;
+      url: string;
+      /** @description Subscribed event kinds; empty means all */
+      events: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+      /**
+       * @description "owned": only events about agents the account owns; "all": every event of the directory
+       * @enum {string}
+       */
+      scope: 'all' | 'owned';
+      description: string;
+      /** @enum {string} */
+      status: 'active' | 'disabled';
+      disabled_reason: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+    };
+    AccountWebhookEndpointWithSecret: {
+      id: string;
+      url: string;
+      /** @description Subscribed event kinds; empty means all */
+      events: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+      /**
+       * @description "owned": only events about agents the account owns; "all": every event of the directory
+       * @enum {string}
+       */
+      scope: 'all' | 'owned';
+      description: string;
+      /** @enum {string} */
+      status: 'active' | 'disabled';
+      disabled_reason: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+      /** @description The signing secret (whsec_…), shown on creation and rotation only */
+      secret: string;
+      /** @description After a rotation: until when the old secret still signs */
+      previous_secret_expires_at?: string;
+    };
+    AccountWebhookEndpointWithSecretInput: {
+      id: string;
+      url: string;
+      /** @description Subscribed event kinds; empty means all */
+      events: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
+      /**
+       * @description "owned": only events about agents the account owns; "all": every event of the directory
+       * @enum {string}
+       */
+      scope: 'all' | 'owned';
+      description: string;
+      /** @enum {string} */
+      status: 'active' | 'disabled';
+      disabled_reason: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+      /** @description The signing secret (whsec_…), shown on creation and rotation only */
+      secret: string;
+      /** @description After a rotation: until when the old secret still signs */
+      previous_secret_expires_at?: string;
+    };
+    AccountWebhookTestResult: {
+      ok: boolean;
+      delivery_id: string;
+      event_id: string;
+      /** @enum {string} */
+      event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      status_code: number | null;
+      latency_ms: number | null;
+      response_excerpt: string | null;
+      error: string | null;
+    };
+    AccountWebhookTestResultInput: {
+      ok: boolean;
+      delivery_id: string;
+      event_id: string;
+      /** @enum {string} */
+      event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      status_code: number | null;
+      latency_ms: number | null;
+      response_excerpt: string | null;
+      error: string | null;
     };
     Agent: {
       id: string;
@@ -2536,6 +4101,30 @@ export interface components {
       /** @description Present once the post has been published */
       published_at?: string;
     };
+    NewAccountApiKey: {
+      id: string;
+      name: string;
+      /** @description The first characters of the key, to tell keys apart */
+      prefix: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+      /** @description The key (adk_…), shown only in this answer */
+      key: string;
+    };
+    NewAccountApiKeyInput: {
+      id: string;
+      name: string;
+      /** @description The first characters of the key, to tell keys apart */
+      prefix: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+      /** @description The key (adk_…), shown only in this answer */
+      key: string;
+    };
     /** @description A claim just made: the only response that carries the verification token and echoes the claimant’s details. */
     NewClaim: {
       id: string;
@@ -2642,6 +4231,8 @@ export interface components {
       rating: number;
       comment: string | null;
       reviewer_name: string | null;
+      /** @description Written by a signed-in account (with a verified e-mail address) */
+      verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
     };
@@ -2651,6 +4242,8 @@ export interface components {
       rating: number;
       comment: string | null;
       reviewer_name: string | null;
+      /** @description Written by a signed-in account (with a verified e-mail address) */
+      verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
     };

@@ -296,6 +296,7 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         changeSeq: 0, // assigned when written
         createdAt,
         updatedAt: data.updated_at ?? createdAt,
+        ownerAccountId: null,
       };
       row.trustScore = trust(row);
       operations.push({ kind: 'create', row });

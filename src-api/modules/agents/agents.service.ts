@@ -299,6 +299,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
           changeSeq: nextChangeSeq(),
           createdAt: options.createdAt ?? now,
           updatedAt: options.createdAt ?? now,
+          ownerAccountId: null,
         };
         const row: AgentRow = { ...base, trustScore: trustOf(base) };
         db.insert(agents).values(row).run();

@@ -28,6 +28,8 @@ export const agents = sqliteTable(
      * in any process catch up by reading rows with a higher value than they saw.
      */
     changeSeq: integer('change_seq').notNull().default(0),
+    /** The account that owns the listing (a verified claim made with an account); null when none does. */
+    ownerAccountId: text('owner_account_id'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },

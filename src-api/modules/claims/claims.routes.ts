@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { writerAccountId } from '../../http/account-auth';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { claimSchema, createClaimBodySchema, newClaimSchema, verifyClaimBodySchema, WELL_KNOWN_CLAIM_PATH } from './claims.schemas';
@@ -22,7 +23,7 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 201: newClaimSchema, 400: problemSchema, 404: problemSchema, 409: problemSchema, 429: problemSchema },
       },
     },
-    async (request, reply) => reply.status(201).send(services.claims.create(request.body)),
+    async (request, reply) => reply.status(201).send(services.claims.create(request.body, writerAccountId(services, request))),
   );
 
   api.get(

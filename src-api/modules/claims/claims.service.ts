@@ -279,7 +279,8 @@ export function createClaimsService({
     toPublicClaim,
 
     /** A new pending claim on a listed, not yet verified agent, with its token and verification URL. */
-    create(input: CreateClaimInput): NewClaim {
+    /** `accountId` when the claim is made with an account (it then belongs to it). */
+    create(input: CreateClaimInput, accountId: string | null = null): NewClaim {
       return inTransaction(db, () => {
         const agent = agents.findRow(input.agent_id);
         if (!agent || !agent.listed) throw new NotFoundError('Agent', input.agent_id);
@@ -290,6 +291,7 @@ export function createClaimsService({
           agentId: agent.id,
           claimantName: input.claimant_name,
           claimantEmail: input.claimant_email,
+          accountId,
           status: 'pending',
           token: `${CLAIM_TOKEN_PREFIX}${randomToken(32)}`,
           verificationUrl: verificationUrlFor(agent.sourceUrl),

@@ -29,11 +29,13 @@ export const claims = sqliteTable(
     verifiedBy: text('verified_by'),
     reason: text('reason'),
     version: integer('version').notNull().default(1),
+    /** The account that made the claim; null for anonymous claims and closed accounts. */
+    accountId: text('account_id'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
     decidedAt: text('decided_at'),
   },
-  (table) => [index('claims_status_created_idx').on(table.status, table.createdAt), index('claims_agent_idx').on(table.agentId)],
+  (table) => [index('claims_status_created_idx').on(table.status, table.createdAt), index('claims_agent_idx').on(table.agentId), index('claims_account_idx').on(table.accountId)],
 );
 
 export type ClaimRow = typeof claims.$inferSelect;
