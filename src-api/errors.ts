@@ -83,6 +83,20 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** A backup could not be written (`cli backup`, the console's "back up now"). */
+export class BackupFailedError extends AppError {
+  constructor(detail: string) {
+    super(422, 'backup_failed', 'Backup failed', detail);
+  }
+}
+
+/** A file given to `cli restore` that is not a sound backup of this application. */
+export class InvalidBackupError extends AppError {
+  constructor(detail: string) {
+    super(422, 'invalid_backup', 'Not a backup of this directory', detail);
+  }
+}
+
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }

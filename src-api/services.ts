@@ -5,6 +5,7 @@ import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
+import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeysService } from './modules/keys/keys.service';
@@ -55,6 +56,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
+  const backups = createBackupService({ db, config, clock, audit });
 
   return {
     db,
@@ -74,6 +76,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     stats,
     webhooks,
     webhookDispatcher,
+    backups,
     publicUrl,
     mail,
     mailWorker,

@@ -12,6 +12,8 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
 import { AppError, InvalidApiKeyError, RateLimitedError } from '../errors';
+import { createMetrics } from '../modules/metrics/metrics.registry';
+import { installMetrics } from '../modules/metrics/metrics.routes';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
@@ -59,10 +61,12 @@ export interface BuildAppOptions {
   /** Extra plugins mounted at the root after the API (the console's /trpc and static files). */
   extensions?: FastifyPluginAsyncZod[];
   logger?: FastifyServerOptions['logger'];
+  /** Opens GET /metrics to any client that sends it (see config.metrics). */
+  adminToken?: string;
 }
 
 /** The public REST API as a Fastify instance; `serve`, Electron and tests all start it through here. */
-export async function buildApp({ services, config, extensions = [], logger }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, config, extensions = [], logger, adminToken }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? (config.logRequests ? { level: 'info' } : false),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -81,6 +85,8 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
 
   // Before any route is added: the method index behind 405s is fed by onRoute.
   installMethodHandling(app, createMethodIndex());
+  // Before any route, so that its onResponse hook counts them all.
+  installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
   await app.register(fastifyCors, corsOptions(API_PREFIX));
   app.addHook('onRequest', checkHost);
