@@ -3,6 +3,7 @@ import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
+import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
@@ -37,6 +38,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
+  const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit });
+  // Closing an account revokes its keys (its webhook endpoints are removed below).
+  accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
   const search = createSearchService({ ...base, agents });
   const reviews = createReviewsService({ ...base, agents, events, audit });
@@ -66,6 +70,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     events,
     keys,
+    accounts,
     agents,
     search,
     reviews,

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -83,6 +84,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // Session cookies of accounts (REST /me and the console's /trpc).
+  await app.register(fastifyCookie);
   // Before any route is added: the method index behind 405s is fed by onRoute.
   installMethodHandling(app, createMethodIndex());
   // Before any route, so that its onResponse hook counts them all.
@@ -123,6 +126,9 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       body = problem(500, 'internal_error', 'Internal error', 'Something went wrong on our side; it has been logged');
     }
     logIfServerError(request, error, body);
+    // Limits enforced by services (sign-in attempts) say when to retry, like the rate limiter does.
+    const retryAfter = error instanceof AppError ? error.extra.retryAfterSeconds : undefined;
+    if (retryAfter !== undefined && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(retryAfter));
     return sendProblem(reply, body);
   });
 
@@ -141,6 +147,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         securitySchemes: {
           bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
           headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'agentdir_session', description: 'The session cookie set by POST /sessions' },
         },
       },
     },
