@@ -1,4 +1,4 @@
-import type { DeliveryStatus, EventKind, WebhookDelivery } from '../../stores/webhooks-store';
+import type { DeliveryStatus, EventKind, WebhookDelivery } from './webhook-types';
 
 /** Words and colours of the webhooks screens, in one place. */
 
