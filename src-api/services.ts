@@ -2,11 +2,14 @@ import type { Config } from './config';
 import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
+import { createPublicUrl } from './lib/public-url';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeysService } from './modules/keys/keys.service';
+import { createMailService } from './modules/mail/mail.service';
+import { createMailWorker } from './modules/mail/mail.worker';
 import { createMarketingService } from './modules/marketing/marketing.service';
 import { createNewsletterService } from './modules/newsletter/newsletter.service';
 import { createReviewsService } from './modules/reviews/reviews.service';
@@ -27,6 +30,10 @@ export interface ServiceDeps {
 export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
   const base = { db, clock, ids };
   const audit = createAuditService(base);
+  const publicUrl = createPublicUrl(config);
+  // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
+  const mail = createMailService({ ...base, config });
+  const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
@@ -67,6 +74,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     stats,
     webhooks,
     webhookDispatcher,
+    publicUrl,
+    mail,
+    mailWorker,
   };
 }
 
