@@ -7,6 +7,9 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   /** Subscribed event kinds; empty means all. */
   events: text('events', { mode: 'json' }).$type<EventType[]>().notNull().default([]),
   secret: text('secret').notNull(),
+  /** The secret a rotation replaced; it still signs (beside the new one) until previous_secret_expires_at. */
+  previousSecret: text('previous_secret'),
+  previousSecretExpiresAt: text('previous_secret_expires_at'),
   description: text('description').notNull().default(''),
   active: integer('active', { mode: 'boolean' }).notNull().default(true),
   disabledReason: text('disabled_reason'),
@@ -44,6 +47,8 @@ export const webhookDeliveries = sqliteTable(
   (table) => [
     index('webhook_deliveries_due_idx').on(table.status, table.nextAttemptAt),
     index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt),
+    // The fair claim reads each endpoint's due deliveries separately.
+    index('webhook_deliveries_endpoint_due_idx').on(table.endpointId, table.status, table.nextAttemptAt),
     index('webhook_deliveries_event_idx').on(table.eventId),
   ],
 );
