@@ -49,6 +49,8 @@ export const webhookConfigSchema = z.object({
   timeoutMs: z.number().int().positive(),
   /** How many deliveries are in flight at once. */
   concurrency: z.number().int().positive(),
+  /** How many of them one endpoint may hold (every process counted), so a slow or failing endpoint cannot take every slot. */
+  perEndpointConcurrency: z.number().int().positive(),
   /** How often the dispatcher looks for due deliveries when idle. */
   pollIntervalMs: z.number().int().positive(),
   /** Consecutive failed deliveries after which an endpoint is disabled. */
@@ -172,6 +174,7 @@ export const defaultConfig: Config = {
     jitter: 0.2,
     timeoutMs: 10_000,
     concurrency: 8,
+    perEndpointConcurrency: 4,
     pollIntervalMs: 1_000,
     disableAfterFailures: 50,
   },
