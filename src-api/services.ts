@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
+import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
@@ -26,6 +27,8 @@ export interface ServiceDeps {
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
 export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
   const base = { db, clock, ids };
+  // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
+  const dnsResolver = createDnsResolver(dnsResolverOptions(config));
   const audit = createAuditService(base);
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
@@ -40,6 +43,10 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     events,
     allowPrivateUrls: config.allowPrivateUrls,
     verifyTimeoutMs: config.claimCheckTimeoutMs,
+    resolver: dnsResolver,
+    forgeRawBases: config.forgeRawBases,
+    recheckIntervalMs: config.ownershipRecheckIntervalMs,
+    quotas: config.rateLimit.enabled,
   });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
@@ -54,6 +61,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     config,
     clock,
     ids,
+    dnsResolver,
     audit,
     events,
     keys,
