@@ -33,6 +33,31 @@ export const webhookConfigSchema = z.object({
   disableAfterFailures: z.number().int().positive(),
 });
 
+export const mailConfigSchema = z.object({
+  /** smtp://user:pass@host:port (smtps:// for TLS); undefined writes every mail as an .eml file into <dataDir>/mail/. */
+  smtpUrl: z.string().min(1).optional(),
+  /** The From address of every mail. */
+  from: z.string().min(3),
+  /** Delays before each retry of a mail that could not be handed over, in milliseconds. */
+  retryDelaysMs: z.array(z.number().int().nonnegative()),
+  /** How often the mail worker looks for due mail when idle (it also wakes when mail is queued here). */
+  pollIntervalMs: z.number().int().positive(),
+  /** Deadline of one SMTP hand-over (connect, greeting and each command). */
+  timeoutMs: z.number().int().positive(),
+});
+
+export const accountsConfigSchema = z.object({
+  /** A session ends after this long without a request. */
+  sessionIdleMs: z.number().int().positive(),
+  /** …and this long after sign-in, whatever happens. */
+  sessionAbsoluteMs: z.number().int().positive(),
+  /** Failed sign-ins per account or per IP within `signInWindowMs` before 429. */
+  signInMaxFailures: z.number().int().positive(),
+  signInWindowMs: z.number().int().positive(),
+  /** One review per agent per account (or per IP without one) within this window. */
+  reviewQuotaMs: z.number().int().positive(),
+});
+
 export const configSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65535),
@@ -63,11 +88,21 @@ export const configSchema = z.object({
   ownershipRecheckIntervalMs: z.number().int().positive(),
   /** Failed re-checks in a row after which the agent loses its verified mark. */
   ownershipRecheckStrikes: z.number().int().positive(),
+  mail: mailConfigSchema,
+  /** Origin (and optional path) of links in mails; undefined means http://<host>:<port> as listened on. */
+  publicUrl: z
+    .string()
+    .url()
+    .refine((value) => /^https?:\/\//.test(value), 'must be an http or https URL')
+    .optional(),
+  accounts: accountsConfigSchema,
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+export type MailConfig = z.infer<typeof mailConfigSchema>;
+export type AccountsConfig = z.infer<typeof accountsConfigSchema>;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -106,6 +141,21 @@ export const defaultConfig: Config = {
   forgeRawBases: {},
   ownershipRecheckIntervalMs: 7 * 24 * HOUR,
   ownershipRecheckStrikes: 3,
+  mail: {
+    smtpUrl: undefined,
+    from: 'Agent Directory <no-reply@agent-directory.localhost>',
+    retryDelaysMs: [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR],
+    pollIntervalMs: 2_000,
+    timeoutMs: 15_000,
+  },
+  publicUrl: undefined,
+  accounts: {
+    sessionIdleMs: 7 * 24 * HOUR,
+    sessionAbsoluteMs: 30 * 24 * HOUR,
+    signInMaxFailures: 10,
+    signInWindowMs: 15 * MINUTE,
+    reviewQuotaMs: 24 * HOUR,
+  },
 };
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
@@ -118,6 +168,8 @@ export function createConfig(overrides: ConfigOverrides = {}): Config {
     ...overrides,
     rateLimit: { ...defaultConfig.rateLimit, ...overrides.rateLimit },
     webhooks: { ...defaultConfig.webhooks, ...overrides.webhooks },
+    mail: { ...defaultConfig.mail, ...overrides.mail },
+    accounts: { ...defaultConfig.accounts, ...overrides.accounts },
   });
 }
 
@@ -158,7 +210,33 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
       'AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS',
     );
   }
+  if (env.AGENTDIR_SMTP_URL || env.AGENTDIR_MAIL_FROM) {
+    overrides.mail = {
+      ...(env.AGENTDIR_SMTP_URL && { smtpUrl: env.AGENTDIR_SMTP_URL }),
+      ...(env.AGENTDIR_MAIL_FROM && { from: env.AGENTDIR_MAIL_FROM }),
+    };
+  }
+  if (env.AGENTDIR_PUBLIC_URL) overrides.publicUrl = parsePublicUrl(env.AGENTDIR_PUBLIC_URL, 'AGENTDIR_PUBLIC_URL');
   return overrides;
+}
+
+/** An http(s) URL without a trailing slash, so links are `${publicUrl}/dashboard/…`. */
+export function parsePublicUrl(value: string, source: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${source} must be an absolute http or https URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** The base of links in mails: the configured public URL, else the address the server listens on. */
+export function publicUrlOf(config: Pick<Config, 'publicUrl' | 'host' | 'port'>, listeningPort = config.port): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return `http://${host}:${listeningPort}`;
 }
 
 /** `1.2.3.4:53,[::1]:5353,8.8.8.8` → the same list, each checked to be an IP with an optional port. */

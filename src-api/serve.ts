@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configFromEnv, createConfig, parseOnOff, parsePort, type ConfigOverrides } from './config';
+import { configFromEnv, createConfig, parseOnOff, parsePort, parsePublicUrl, type ConfigOverrides } from './config';
 import { consoleExtensions } from './console/console.extensions';
 import { startServer } from './server';
 import path from 'node:path';
@@ -20,6 +20,11 @@ async function main(argv: string[]): Promise<void> {
       ),
     )
     .option('--log-requests', 'log every request to stdout')
+    .option('--smtp-url <url>', 'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/')
+    .option('--mail-from <address>', 'the From address of mails (env AGENTDIR_MAIL_FROM)')
+    .option('--public-url <url>', 'base of the links in mails (default http://<host>:<port>, env AGENTDIR_PUBLIC_URL)', (value) =>
+      wrap(() => parsePublicUrl(value, '--public-url')),
+    )
     .showHelpAfterError()
     .parse(argv, { from: 'user' });
 
@@ -32,6 +37,9 @@ async function main(argv: string[]): Promise<void> {
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
     logRequests?: boolean;
+    smtpUrl?: string;
+    mailFrom?: string;
+    publicUrl?: string;
   }>();
 
   const fromEnv = configFromEnv(process.env);
@@ -44,7 +52,13 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.trustProxy && { trustProxy: true }),
     ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(flags.logRequests && { logRequests: true }),
+    ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
+    mail: {
+      ...fromEnv.mail,
+      ...(flags.smtpUrl !== undefined && { smtpUrl: flags.smtpUrl }),
+      ...(flags.mailFrom !== undefined && { from: flags.mailFrom }),
+    },
   };
   const config = createConfig(overrides);
   const server = await startServer(config, { extensions: consoleExtensions });
@@ -55,6 +69,9 @@ async function main(argv: string[]): Promise<void> {
     `Console sign-in token: ${config.adminToken ? 'the value of AGENTDIR_ADMIN_TOKEN' : `in ${path.join(config.dataDir, 'admin-token')}`}`,
   );
   console.log(`API docs: ${server.apiBaseUrl}/docs`);
+  console.log(
+    `Mail: ${config.mail.smtpUrl ? `through ${redactSmtpUrl(config.mail.smtpUrl)}` : `written as .eml files to ${path.join(config.dataDir, 'mail')}`}`,
+  );
 
   const shutdown = (signal: string) => {
     console.log(`${signal} received, shutting down`);
@@ -68,6 +85,17 @@ async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+/** The SMTP URL without its password, for the start-up line. */
+function redactSmtpUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'the configured SMTP server';
+  }
 }
 
 function wrap<T>(parse: () => T): T {

@@ -41,6 +41,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const origin = `http://${host}:${port}`;
+  services.publicUrl.listeningOn(port);
   // Warm-up after listening: the search index is built in slices between
   // requests (the first slice now, so a small directory is complete at once),
   // and /health answers meanwhile; then the profile cache is filled the same
@@ -68,6 +69,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
   dailyTrustRefresh.unref();
   // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
   services.webhookDispatcher.start();
+  // Mail goes out the same way: only while serving, polling so mail queued by CLI commands is sent too.
+  services.mailWorker.start();
 
   let closed = false;
   return {
@@ -85,6 +88,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       clearInterval(dailyTrustRefresh);
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
+      await services.mailWorker.stop();
       db.$client.close();
     },
   };

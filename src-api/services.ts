@@ -3,11 +3,14 @@ import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
+import { createPublicUrl } from './lib/public-url';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeysService } from './modules/keys/keys.service';
+import { createMailService } from './modules/mail/mail.service';
+import { createMailWorker } from './modules/mail/mail.worker';
 import { createMarketingService } from './modules/marketing/marketing.service';
 import { createNewsletterService } from './modules/newsletter/newsletter.service';
 import { createReviewsService } from './modules/reviews/reviews.service';
@@ -30,6 +33,10 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
   const audit = createAuditService(base);
+  const publicUrl = createPublicUrl(config);
+  // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
+  const mail = createMailService({ ...base, config });
+  const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
@@ -75,6 +82,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     stats,
     webhooks,
     webhookDispatcher,
+    publicUrl,
+    mail,
+    mailWorker,
   };
 }
 

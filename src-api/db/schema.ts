@@ -9,5 +9,6 @@ export * from '../modules/keys/keys.table';
 export * from '../modules/events/events.table';
 export * from '../modules/webhooks/webhooks.table';
 export * from '../modules/audit/audit.table';
+export * from '../modules/mail/mail.table';
 export * from '../modules/reports/reports.table';
 export * from '../modules/owners/owners.table';

@@ -1,0 +1,158 @@
+import { and, asc, count, eq, inArray, isNotNull, lte, min, or, sql, type SQL } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import type { MailConfig } from '../../config';
+import { isoNow, type Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import { renderMail, type MailContent } from './mail-templates';
+import { mailOutbox, type MailRow, type MailStatus } from './mail.table';
+
+export interface MailServiceDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  config: { mail: MailConfig };
+}
+
+export interface QueueMailInput extends MailContent {
+  kind: string;
+  to: string;
+  headers?: Record<string, string>;
+}
+
+/** A sender holds a claimed mail this long; if it crashes, the mail is sent again after that. */
+const LEASE_MS = 2 * 60_000;
+
+/**
+ * The mail outbox. `queue` is called inside the transaction of the change
+ * that causes the mail, so both commit or neither does; the mail worker
+ * claims due rows under a lease, sends them, and records the outcome.
+ */
+export function createMailService({ db, clock, ids, config }: MailServiceDeps) {
+  const listeners = new Set<() => void>();
+  const delays = config.mail.retryDelaysMs;
+
+  const dueWhere = (now: string): SQL =>
+    or(
+      and(eq(mailOutbox.status, 'pending'), lte(mailOutbox.nextAttemptAt, now)),
+      and(eq(mailOutbox.status, 'sending'), isNotNull(mailOutbox.leaseExpiresAt), lte(mailOutbox.leaseExpiresAt, now)),
+    )!;
+
+  return {
+    /** Adds a mail to the outbox; call it inside the causing change's transaction. Returns the mail id. */
+    queue(input: QueueMailInput): string {
+      const rendered = renderMail(input);
+      const now = isoNow(clock);
+      const id = ids.next('mail');
+      db.insert(mailOutbox)
+        .values({
+          id,
+          kind: input.kind,
+          to: input.to,
+          subject: rendered.subject,
+          text: rendered.text,
+          html: rendered.html,
+          headers: input.headers ?? {},
+          status: 'pending',
+          nextAttemptAt: now,
+          createdAt: now,
+        })
+        .run();
+      // The worker looks on the next turn of the event loop, after this transaction has committed.
+      for (const listener of listeners) setImmediate(listener);
+      return id;
+    },
+
+    /** Called when this process queues mail; returns the unsubscribe function. */
+    onQueued(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    /** Takes up to `max` due mails under `owner`'s lease. */
+    claimDue(owner: string, max: number): MailRow[] {
+      return inTransaction(db, () => {
+        const now = clock.now();
+        const rows = db
+          .select()
+          .from(mailOutbox)
+          .where(dueWhere(now.toISOString()))
+          .orderBy(asc(mailOutbox.nextAttemptAt))
+          .limit(max)
+          .all();
+        if (rows.length === 0) return [];
+        const leaseExpiresAt = new Date(now.getTime() + LEASE_MS).toISOString();
+        db.update(mailOutbox)
+          .set({ status: 'sending', leaseOwner: owner, leaseExpiresAt })
+          .where(
+            inArray(
+              mailOutbox.id,
+              rows.map((row) => row.id),
+            ),
+          )
+          .run();
+        return rows.map((row) => ({ ...row, status: 'sending' as const, leaseOwner: owner, leaseExpiresAt }));
+      });
+    },
+
+    recordSent(id: string, owner: string, deliveredTo: string): void {
+      db.update(mailOutbox)
+        .set({
+          status: 'sent',
+          sentAt: isoNow(clock),
+          deliveredTo,
+          lastError: null,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          attemptCount: sql`${mailOutbox.attemptCount} + 1`,
+        })
+        .where(and(eq(mailOutbox.id, id), eq(mailOutbox.leaseOwner, owner)))
+        .run();
+    },
+
+    /** Schedules the next attempt with backoff, or gives up after the last configured delay. */
+    recordFailure(row: MailRow, owner: string, error: string): { willRetry: boolean } {
+      const attempts = row.attemptCount + 1;
+      const delay = delays[attempts - 1];
+      const willRetry = delay !== undefined;
+      // Up to ±20 % jitter so that many mails queued together do not hit a recovering server at once.
+      const jittered = willRetry ? delay + Math.round(delay * 0.2 * (Math.random() * 2 - 1)) : 0;
+      db.update(mailOutbox)
+        .set({
+          status: willRetry ? 'pending' : 'failed',
+          attemptCount: attempts,
+          lastError: error.slice(0, 500),
+          nextAttemptAt: new Date(clock.now().getTime() + jittered).toISOString(),
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        })
+        .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.leaseOwner, owner)))
+        .run();
+      return { willRetry };
+    },
+
+    /** When the next pending mail is due (retries), if any. */
+    nextDueAt(): Date | undefined {
+      const row = db
+        .select({ at: min(mailOutbox.nextAttemptAt) })
+        .from(mailOutbox)
+        .where(eq(mailOutbox.status, 'pending'))
+        .get();
+      return row?.at ? new Date(row.at) : undefined;
+    },
+
+    /** Mails by status: for metrics and the console. */
+    countsByStatus(): Record<MailStatus, number> {
+      const counts: Record<MailStatus, number> = { pending: 0, sending: 0, sent: 0, failed: 0 };
+      for (const row of db.select({ status: mailOutbox.status, n: count() }).from(mailOutbox).groupBy(mailOutbox.status).all()) {
+        counts[row.status] = row.n;
+      }
+      return counts;
+    },
+
+    get(id: string): MailRow | undefined {
+      return db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
+    },
+  };
+}
+
+export type MailService = ReturnType<typeof createMailService>;

@@ -1,0 +1,92 @@
+import type { IndexStore } from './index-store';
+import type { EditAllowance } from './vocabulary';
+
+/**
+ * Query expansion: each query term stands for vocabulary terms with a factor
+ * (exact 1.0; prefix completions 0.6–0.9, closer to 0.9 the less is missing;
+ * typos 0.4–0.5 for one edit and 0.24–0.3 for two, higher with more trigrams
+ * in common).
+ */
+
+const PREFIX_MIN_LENGTH = 2;
+const MAX_PREFIX_EXPANSIONS = 6;
+/**
+ * Typo tolerance: a query word of ONE_EDIT_MIN_LENGTH letters or more may be
+ * one edit off; two edits when the longer of the typed and the vocabulary
+ * word has TWO_EDITS_MIN_LENGTH letters or more ("mirimir" for "mirsilmir":
+ * the typed word came out short because letters were dropped).
+ */
+export const ONE_EDIT_MIN_LENGTH = 4;
+export const TWO_EDITS_MIN_LENGTH = 8;
+export const allowedEdits: EditAllowance = (queryLength, termLength) =>
+  queryLength < ONE_EDIT_MIN_LENGTH ? 0 : Math.max(queryLength, termLength) >= TWO_EDITS_MIN_LENGTH ? 2 : 1;
+const MAX_FUZZY_EXPANSIONS = 8;
+/** A term this many agents use is taken as spelt right: no typo expansion (saves time, avoids "data" → "date"). */
+const FUZZY_SKIP_DOCUMENT_FREQUENCY = 10;
+const PREFIX_FACTOR_MIN = 0.6;
+const PREFIX_FACTOR_SPAN = 0.3;
+/** Typo factors by edit count, scaled by 0.8–1.0 with trigram similarity; one edit always beats two. */
+const FUZZY_FACTOR = [1, 0.5, 0.3] as const;
+const FUZZY_SIMILARITY_SPAN = 0.2;
+const EXPANSION_CACHE_SIZE = 10_000;
+
+export interface Expansions {
+  terms: { termId: number; factor: number }[];
+  /** Agents with the query term itself (0: it is not a known word). */
+  exactFrequency: number;
+}
+
+export class QueryExpander {
+  private readonly cache = new Map<string, Expansions>();
+  private cacheVocabularySize = 0;
+
+  constructor(private readonly store: IndexStore) {}
+
+  /** The vocabulary terms a query term stands for, cached until the vocabulary grows. */
+  expand(term: string, withPrefixes: boolean): Expansions {
+    const { vocabulary } = this.store;
+    if (this.cacheVocabularySize !== vocabulary.size || this.cache.size >= EXPANSION_CACHE_SIZE) {
+      this.cache.clear();
+      this.cacheVocabularySize = vocabulary.size;
+    }
+    const cacheKey = withPrefixes ? `${term}*` : term;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return cached;
+
+    const factors = new Map<number, number>();
+    const frequency = (termId: number): number => this.store.documentFrequencyOf(termId);
+    const exact = vocabulary.idOf(term);
+    if (exact !== undefined && frequency(exact) > 0) factors.set(exact, 1);
+
+    if (withPrefixes && term.length >= PREFIX_MIN_LENGTH) {
+      const completions: number[] = [];
+      vocabulary.forEachWithPrefix(term, (termId) => {
+        if (termId !== exact && frequency(termId) > 0) completions.push(termId);
+      });
+      completions.sort((a, b) => frequency(b) - frequency(a));
+      for (const termId of completions.slice(0, MAX_PREFIX_EXPANSIONS)) {
+        factors.set(termId, PREFIX_FACTOR_MIN + (PREFIX_FACTOR_SPAN * term.length) / vocabulary.term(termId).length);
+      }
+    }
+
+    const exactFrequency = exact === undefined ? 0 : frequency(exact);
+    if (term.length >= ONE_EDIT_MIN_LENGTH && exactFrequency < FUZZY_SKIP_DOCUMENT_FREQUENCY) {
+      const near = vocabulary
+        .fuzzyMatches(term, allowedEdits)
+        .filter(({ termId }) => frequency(termId) > 0)
+        .sort((a, b) => a.distance - b.distance || b.similarity - a.similarity || frequency(b.termId) - frequency(a.termId))
+        .slice(0, MAX_FUZZY_EXPANSIONS);
+      for (const { termId, distance, similarity } of near) {
+        const factor = FUZZY_FACTOR[distance]! * (1 - FUZZY_SIMILARITY_SPAN + FUZZY_SIMILARITY_SPAN * similarity);
+        if ((factors.get(termId) ?? 0) < factor) factors.set(termId, factor);
+      }
+    }
+
+    const expansions: Expansions = {
+      terms: [...factors].map(([termId, factor]) => ({ termId, factor })),
+      exactFrequency,
+    };
+    this.cache.set(cacheKey, expansions);
+    return expansions;
+  }
+}

@@ -1,0 +1,229 @@
+import { AGENT_TYPES } from '../agents/agents.schemas';
+import { hashString } from './text';
+import { TailLog } from './tail-log';
+import { Vocabulary } from './vocabulary';
+
+/**
+ * The storage of the in-memory search index: every array the other parts
+ * (ingestion, compaction, scoring, connections) read and write. Per-agent
+ * data lives in typed arrays indexed by an internal "slot".
+ *
+ * - Inverted index term → postings (slot, impact). Postings live in one
+ *   compressed array for all terms ("base", CSR layout, slots ascending) plus
+ *   a log of "tail" postings for agents added since the last compaction
+ *   (TailLog). A tail posting keeps per-field term frequencies; compaction
+ *   turns them into a precomputed impact (the BM25F-style term-frequency part
+ *   of the score, quantised to 16 bits), so a query does one multiply per posting.
+ * - Changing an agent's text, or unlisting it, tombstones its slot; a changed
+ *   agent gets a new slot (always above every base slot). Compaction drops
+ *   tombstones and renumbers slots. Changes that leave the indexed text alone
+ *   (trust score, rating, type) are applied in place.
+ * - Tag lists (author, category, capability → slots) for the capability
+ *   filter and for connections, and each slot's own tags in one pooled array.
+ */
+
+/** The fields of an agent the index reads; `AgentRow` has them all. */
+export interface IndexableAgent {
+  id: string;
+  name: string;
+  tagline: string;
+  description: string;
+  author: string;
+  capabilities: string[];
+  categories: string[];
+  type: string;
+  trustScore: number;
+  listed: boolean;
+}
+
+// Fields of the text index, in this order: name, tagline, description, capabilities, author.
+export const NAME_FIELD = 0;
+export const TAGLINE_FIELD = 1;
+export const DESCRIPTION_FIELD = 2;
+export const CAPABILITIES_FIELD = 3;
+export const AUTHOR_FIELD = 4;
+export const FIELD_COUNT = 5;
+/** Name highest, then capabilities and author, then tagline, then description. */
+export const FIELD_WEIGHTS = [5, 2, 1, 3, 3] as const;
+const FIELD_WEIGHT_SUM = FIELD_WEIGHTS.reduce((sum, weight) => sum + weight, 0);
+/** How much a field's length dampens its term frequency (BM25 b). Short fields barely. */
+const FIELD_LENGTH_NORMALISATION = [0.3, 0.5, 0.75, 0.3, 0.2] as const;
+/** BM25 k1: term-frequency saturation. */
+const K1 = 1.2;
+/** Per-field term frequencies packed into 14 bits of a tail posting (capped: a 16th repeat says nothing new). */
+export const TF_SHIFT = [0, 2, 5, 9, 12] as const;
+export const TF_MAX = [3, 7, 15, 7, 3] as const;
+export const IMPACT_SCALE = 65535;
+
+export const TAG_AUTHOR = 0;
+export const TAG_CATEGORY = 1;
+export const TAG_CAPABILITY = 2;
+
+const TYPE_CODES = new Map<string, number>(AGENT_TYPES.map((type, code) => [type, code]));
+const UNKNOWN_TYPE_CODE = 255;
+
+/** Tag key of an author, category or capability: trimmed, lowercased, empty means none. */
+export function tagKey(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+export class IndexStore {
+  readonly vocabulary = new Vocabulary();
+
+  // Per slot.
+  capacity = 0;
+  slotCount = 0;
+  liveCount = 0;
+  deadCount = 0;
+  docIds: string[] = [];
+  alive = new Uint8Array(0);
+  trust = new Float64Array(0);
+  typeCodes = new Uint8Array(0);
+  fieldLengths = new Uint16Array(0);
+  nameKeys = new Float64Array(0);
+  /**
+   * Hash of the text and tags an agent was indexed from: an unchanged hash
+   * (a new rating, a trust score refresh) means no re-indexing. Cheaper than
+   * analysing the text again, which matters when the daily trust refresh
+   * touches every agent.
+   */
+  contentHashes = new Float64Array(0);
+  tagStarts = new Int32Array(0);
+  tagCounts = new Uint16Array(0);
+  tagPool = new Int32Array(1024);
+  tagPoolLength = 0;
+  readonly slotById = new Map<string, number>();
+  readonly fieldLengthSums = new Float64Array(FIELD_COUNT);
+
+  // Postings.
+  baseTermCount = 0;
+  baseOffsets = new Int32Array(1);
+  baseSlots = new Int32Array(0);
+  baseImpacts = new Uint16Array(0);
+  readonly tails = new TailLog();
+  /** Postings per term, tombstoned ones included (as is the N of idf, so the ratio stays right). */
+  documentFrequency = new Int32Array(1024);
+
+  // Tags.
+  /** Tag ids by key, one map per kind (author, category, capability). */
+  readonly tagIdsByKind = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
+  readonly tagKinds: number[] = [];
+  readonly tagKeys: string[] = [];
+  readonly tagSlots: number[][] = [];
+
+  // Query scratch, reused: a query is synchronous, so one set is enough. All zero between queries.
+  termBest = new Float32Array(0);
+  termTouched = new Int32Array(0);
+  accumulated = new Float64Array(0);
+  /** Connection scores per slot (zero between requests). */
+  connectionScores = new Uint16Array(0);
+  matchedMasks = new Uint32Array(0);
+  accumulatedTouched = new Int32Array(0);
+  marks = new Uint32Array(0);
+  private markStamp = 0;
+
+  documentFrequencyOf(termId: number): number {
+    return this.documentFrequency[termId] ?? 0;
+  }
+
+  internTag(kind: number, key: string): number {
+    const ids = this.tagIdsByKind[kind]!;
+    let tag = ids.get(key);
+    if (tag === undefined) {
+      tag = this.tagKinds.length;
+      ids.set(key, tag);
+      this.tagKinds.push(kind);
+      this.tagKeys.push(key);
+      this.tagSlots.push([]);
+    }
+    return tag;
+  }
+
+  slotHasTag(slot: number, tag: number): boolean {
+    const start = this.tagStarts[slot]!;
+    const end = start + this.tagCounts[slot]!;
+    for (let i = start; i < end; i++) if (this.tagPool[i] === tag) return true;
+    return false;
+  }
+
+  /** BM25F-style term-frequency part of a posting, in [0, 1): per-field saturation, weighted by field. */
+  impactOf(packed: number, slot: number): number {
+    let sum = 0;
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const frequency = (packed >> TF_SHIFT[field]!) & TF_MAX[field]!;
+      if (frequency === 0) continue;
+      const average = this.liveCount > 0 ? this.fieldLengthSums[field]! / this.liveCount : 1;
+      const b = FIELD_LENGTH_NORMALISATION[field]!;
+      const norm = 1 - b + (b * this.fieldLengths[slot * FIELD_COUNT + field]!) / Math.max(average, 1);
+      const normalised = frequency / norm;
+      sum += (FIELD_WEIGHTS[field]! * normalised) / (K1 + normalised);
+    }
+    return sum / FIELD_WEIGHT_SUM;
+  }
+
+  nextMarkStamp(): number {
+    if (this.markStamp >= 0xfffffffe) {
+      this.marks.fill(0);
+      this.markStamp = 0;
+    }
+    return ++this.markStamp;
+  }
+
+  ensureCapacity(slots: number): void {
+    if (slots <= this.capacity) return;
+    const capacity = Math.max(1024, slots, this.capacity * 2);
+    const grow = <T extends Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array>(
+      array: T,
+      make: (length: number) => T,
+      perSlot = 1,
+    ): T => {
+      const grown = make(capacity * perSlot);
+      grown.set(array);
+      return grown;
+    };
+    this.alive = grow(this.alive, (n) => new Uint8Array(n));
+    this.trust = grow(this.trust, (n) => new Float64Array(n));
+    this.typeCodes = grow(this.typeCodes, (n) => new Uint8Array(n));
+    this.fieldLengths = grow(this.fieldLengths, (n) => new Uint16Array(n), FIELD_COUNT);
+    this.nameKeys = grow(this.nameKeys, (n) => new Float64Array(n));
+    this.contentHashes = grow(this.contentHashes, (n) => new Float64Array(n));
+    this.tagStarts = grow(this.tagStarts, (n) => new Int32Array(n));
+    this.tagCounts = grow(this.tagCounts, (n) => new Uint16Array(n));
+    // Scratch is all zero between queries, so fresh arrays are as good as copies.
+    this.termBest = new Float32Array(capacity);
+    this.termTouched = new Int32Array(capacity);
+    this.accumulated = new Float64Array(capacity);
+    this.matchedMasks = new Uint32Array(capacity);
+    this.accumulatedTouched = new Int32Array(capacity);
+    this.marks = grow(this.marks, (n) => new Uint32Array(n));
+    this.capacity = capacity;
+  }
+}
+
+/** A copy at least `minimum` long (doubling), zero-filled beyond the old contents. */
+export function grownInt32(array: Int32Array, minimum: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(Math.max(minimum, array.length * 2));
+  grown.set(array);
+  return grown;
+}
+
+/** Chained per field, so no separator can be confused with content. */
+export function contentHashOf(agent: IndexableAgent): number {
+  let hash = hashString(agent.name);
+  hash = hashString(agent.tagline, hash);
+  hash = hashString(agent.description, hash);
+  hash = hashString(agent.author, hash);
+  hash = hashString('\u0000', hash);
+  for (const capability of agent.capabilities) hash = hashString(capability, hash);
+  hash = hashString('\u0000', hash);
+  for (const category of agent.categories) hash = hashString(category, hash);
+  return hash;
+}
+
+export function typeCodeOf(type: string): number {
+  return TYPE_CODES.get(type) ?? UNKNOWN_TYPE_CODE;
+}
+
+export function quantiseImpact(impact: number): number {
+  return Math.max(1, Math.min(IMPACT_SCALE, Math.round(impact * IMPACT_SCALE)));
+}
