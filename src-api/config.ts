@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -16,7 +17,28 @@ export const rateLimitConfigSchema = z.object({
   keyedReads: z.number().int().positive(),
   /** Write requests per window per IP, with or without a key. */
   writes: z.number().int().positive(),
+  /**
+   * Most (policy, client) counters kept in memory. At the cap, expired windows are swept and then the
+   * oldest window is dropped: memory stays bounded; a flood of distinct addresses can at most restart
+   * the oldest counters early.
+   */
+  maxClients: z.number().int().positive(),
 });
+
+/** Socket deadlines and limits (contract section 2); tests shorten them. */
+export const transportConfigSchema = z.object({
+  /** The request line and headers must arrive within this; a silent socket is closed after it too. */
+  headersTimeoutMs: z.number().int().positive(),
+  /** The whole request, body included, must arrive within this. */
+  requestTimeoutMs: z.number().int().positive(),
+  /** How often Node checks the two deadlines above. */
+  timeoutCheckIntervalMs: z.number().int().positive(),
+  /** Request line and headers larger than this are refused with 431. */
+  maxHeaderBytes: z.number().int().positive(),
+});
+
+/** Which addresses X-Forwarded-For may name the client: false, the number of proxies in front, or the proxies' addresses. */
+export const trustProxySchema = z.union([z.literal(false), z.number().int().positive(), z.array(z.string().min(1)).min(1)]);
 
 export const webhookConfigSchema = z.object({
   /** Delays before each retry, in milliseconds (attempt 2 waits delays[0], …). */
@@ -64,11 +86,15 @@ export const configSchema = z.object({
   dataDir: z.string().min(1),
   /** Seed the demo directory when `serve` starts on an empty database. */
   demoData: z.boolean(),
-  /** Honour X-Forwarded-For when finding the client IP. */
-  trustProxy: z.boolean(),
+  /**
+   * Honour X-Forwarded-For when finding the client IP: `N` trusts the N right-most hops (N proxies in
+   * front), a CIDR list trusts hops from those addresses. The client-chosen left-most entry never counts.
+   */
+  trustProxy: trustProxySchema,
   /** Let claim checks and webhooks reach private and loopback addresses (local tests only). */
   allowPrivateUrls: z.boolean(),
   rateLimit: rateLimitConfigSchema,
+  transport: transportConfigSchema,
   webhooks: webhookConfigSchema,
   /** Bearer token for the admin tRPC API; undefined means "read or create <dataDir>/admin-token". */
   adminToken: z.string().min(16).optional(),
@@ -76,6 +102,10 @@ export const configSchema = z.object({
   logRequests: z.boolean(),
   /** Deadline of one fetch of a claim's well-known file. */
   claimCheckTimeoutMs: z.number().int().positive(),
+  /** Claim checks running at once; more wait for a slot (up to their deadline), so hostile targets cannot pile up sockets. */
+  claimCheckConcurrency: z.number().int().positive(),
+  /** Longest time /stats may serve a cached answer while nothing changed (the change cursor invalidates it at once). */
+  statsCacheTtlMs: z.number().int().nonnegative(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
   /** DNS servers (`ip:port` or `ip`) for our own lookups (claim TXT records); empty: the system's servers. */
@@ -100,6 +130,8 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 export type RateLimitConfig = z.infer<typeof rateLimitConfigSchema>;
+export type TransportConfig = z.infer<typeof transportConfigSchema>;
+export type TrustProxy = z.infer<typeof trustProxySchema>;
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 export type MailConfig = z.infer<typeof mailConfigSchema>;
 export type AccountsConfig = z.infer<typeof accountsConfigSchema>;
@@ -123,6 +155,13 @@ export const defaultConfig: Config = {
     anonymousReads: 100,
     keyedReads: 1000,
     writes: 20,
+    maxClients: 100_000,
+  },
+  transport: {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    timeoutCheckIntervalMs: 1_000,
+    maxHeaderBytes: 16 * 1024,
   },
   webhooks: {
     retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,
@@ -135,6 +174,8 @@ export const defaultConfig: Config = {
   adminToken: undefined,
   logRequests: false,
   claimCheckTimeoutMs: 5_000,
+  claimCheckConcurrency: 8,
+  statsCacheTtlMs: 60_000,
   profileCacheEntries: 150_000,
   dnsServers: [],
   dnsTimeoutMs: 3_000,
@@ -167,6 +208,7 @@ export function createConfig(overrides: ConfigOverrides = {}): Config {
     ...defaultConfig,
     ...overrides,
     rateLimit: { ...defaultConfig.rateLimit, ...overrides.rateLimit },
+    transport: { ...defaultConfig.transport, ...overrides.transport },
     webhooks: { ...defaultConfig.webhooks, ...overrides.webhooks },
     mail: { ...defaultConfig.mail, ...overrides.mail },
     accounts: { ...defaultConfig.accounts, ...overrides.accounts },
@@ -181,7 +223,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_DATA_DIR) overrides.dataDir = path.resolve(env.AGENTDIR_DATA_DIR);
   if (env.AGENTDIR_ADMIN_TOKEN) overrides.adminToken = env.AGENTDIR_ADMIN_TOKEN;
   if (env.AGENTDIR_RATE_LIMIT) overrides.rateLimit = { enabled: parseOnOff(env.AGENTDIR_RATE_LIMIT, 'AGENTDIR_RATE_LIMIT') };
-  if (env.AGENTDIR_TRUST_PROXY) overrides.trustProxy = parseOnOff(env.AGENTDIR_TRUST_PROXY, 'AGENTDIR_TRUST_PROXY');
+  if (env.AGENTDIR_TRUST_PROXY) overrides.trustProxy = parseTrustProxy(env.AGENTDIR_TRUST_PROXY, 'AGENTDIR_TRUST_PROXY');
   if (env.AGENTDIR_ALLOW_PRIVATE_URLS) {
     overrides.allowPrivateUrls = parseOnOff(env.AGENTDIR_ALLOW_PRIVATE_URLS, 'AGENTDIR_ALLOW_PRIVATE_URLS');
   }
@@ -228,7 +270,8 @@ export function parsePublicUrl(value: string, source: string): string {
   } catch {
     throw new ConfigError(`${source} must be an absolute http or https URL, got "${value}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${source} must be an http or https URL, got "${value}"`);
   return url.toString().replace(/\/+$/, '');
 }
 
@@ -291,6 +334,36 @@ export function parseOnOff(value: string, source: string): boolean {
   if (['on', 'true', '1', 'yes'].includes(normalized)) return true;
   if (['off', 'false', '0', 'no'].includes(normalized)) return false;
   throw new ConfigError(`${source} must be "on" or "off", got "${value}"`);
+}
+
+/**
+ * `--trust-proxy` / AGENTDIR_TRUST_PROXY: on (1 proxy), off, a number of proxies, or a comma-separated
+ * list of proxy addresses and CIDR ranges.
+ */
+export function parseTrustProxy(value: string, source: string): TrustProxy {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) {
+    const n = Number(text);
+    return n === 0 ? false : n;
+  }
+  if (/^[a-z]+$/i.test(text)) return parseOnOff(text, source) ? 1 : false;
+  const entries = text
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  const bad = entries.find((entry) => !isIpOrCidr(entry));
+  if (entries.length === 0 || bad !== undefined) {
+    throw new ConfigError(`${source} must be on, off, a number of proxies or a list of addresses/CIDR ranges, got "${value}"`);
+  }
+  return entries;
+}
+
+function isIpOrCidr(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  if (rest.length > 0 || isIP(address) === 0) return false;
+  if (bits === undefined) return true;
+  const max = isIP(address) === 4 ? 32 : 128;
+  return /^\d+$/.test(bits) && Number(bits) <= max;
 }
 
 export function databasePath(config: Pick<Config, 'dataDir'>): string {

@@ -1,5 +1,14 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configFromEnv, createConfig, parseOnOff, parsePort, parsePublicUrl, type ConfigOverrides } from './config';
+import {
+  configFromEnv,
+  createConfig,
+  parseOnOff,
+  parsePort,
+  parsePublicUrl,
+  parseTrustProxy,
+  type ConfigOverrides,
+  type TrustProxy,
+} from './config';
 import { consoleExtensions } from './console/console.extensions';
 import { startServer } from './server';
 import path from 'node:path';
@@ -12,7 +21,11 @@ async function main(argv: string[]): Promise<void> {
     .option('--port <port>', 'port to listen on (default 8787, env AGENTDIR_PORT)', (value) => wrap(() => parsePort(value, '--port')))
     .option('--data-dir <dir>', 'folder of the SQLite database (default ./data, env AGENTDIR_DATA_DIR)')
     .option('--no-demo-data', 'do not seed the demo directory into an empty database')
-    .option('--trust-proxy', 'take the client IP from X-Forwarded-For (behind a reverse proxy only)')
+    .option(
+      '--trust-proxy [n|cidr,…]',
+      'take the client IP from X-Forwarded-For behind N proxies (default 1) or behind proxies at these addresses/CIDR ranges',
+      (value) => wrap(() => parseTrustProxy(value, '--trust-proxy')),
+    )
     .option('--allow-private-urls', 'let claim checks and webhooks reach private and loopback addresses (local testing)')
     .addOption(
       new Option('--rate-limit <on|off>', 'turn the rate limits off, e.g. for benchmarks (env AGENTDIR_RATE_LIMIT)').argParser((value) =>
@@ -20,7 +33,10 @@ async function main(argv: string[]): Promise<void> {
       ),
     )
     .option('--log-requests', 'log every request to stdout')
-    .option('--smtp-url <url>', 'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/')
+    .option(
+      '--smtp-url <url>',
+      'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/',
+    )
     .option('--mail-from <address>', 'the From address of mails (env AGENTDIR_MAIL_FROM)')
     .option('--public-url <url>', 'base of the links in mails (default http://<host>:<port>, env AGENTDIR_PUBLIC_URL)', (value) =>
       wrap(() => parsePublicUrl(value, '--public-url')),
@@ -33,7 +49,7 @@ async function main(argv: string[]): Promise<void> {
     port?: number;
     dataDir?: string;
     demoData: boolean;
-    trustProxy?: boolean;
+    trustProxy?: TrustProxy | true;
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
     logRequests?: boolean;
@@ -49,7 +65,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.port !== undefined && { port: flags.port }),
     ...(flags.dataDir !== undefined && { dataDir: path.resolve(flags.dataDir) }),
     ...(flags.demoData === false && { demoData: false }),
-    ...(flags.trustProxy && { trustProxy: true }),
+    ...(flags.trustProxy !== undefined && { trustProxy: flags.trustProxy === true ? 1 : flags.trustProxy }),
     ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(flags.logRequests && { logRequests: true }),
     ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),

@@ -7,7 +7,7 @@ import { createServices, type Services } from '../services';
 import { addDataDirOption, argParser, cliConfig, CliError, type DataDirFlags } from './context';
 
 /**
- * `cli webhooks add|list|remove|test`. Safe while a server runs on the data
+ * `cli webhooks add|list|remove|test|rotate`. Safe while a server runs on the data
  * dir: its dispatcher polls the database, so a new endpoint receives the next
  * events without a restart. No command here runs the dispatcher; `test` sends
  * its one request itself.
@@ -61,7 +61,7 @@ async function withWebhookServices<T>(flags: PrivateUrlFlags, work: (services: S
 export function registerWebhooksCommand(program: Command): void {
   const webhooks = program
     .command('webhooks')
-    .description('Manage webhook endpoints: add, list, remove, test')
+    .description('Manage webhook endpoints: add, list, remove, test, rotate')
     .addHelpText('after', `\nEvent kinds: ${EVENT_TYPES.join(', ')}.\nPayloads, signatures and retries: docs/webhooks.md.`);
 
   addDataDirOption(
@@ -76,7 +76,8 @@ export function registerWebhooksCommand(program: Command): void {
       webhooks.add({ url: flags.url, events: flags.events ?? [], description: flags.description ?? '' }, { actor: ACTOR }),
     );
     console.log(JSON.stringify({ id: created.id, url: created.url, events: created.events, secret: created.secret }));
-    if (process.stderr.isTTY) process.stderr.write('Give the secret to the receiver: it verifies X-Service-Signature with it.\n');
+    if (process.stderr.isTTY)
+      process.stderr.write('Give the secret to the receiver: it verifies webhook-signature (or X-Service-Signature) with it.\n');
   });
 
   addDataDirOption(webhooks.command('list').description('List endpoints as a JSON array (never their secrets)')).action(
@@ -94,6 +95,18 @@ export function registerWebhooksCommand(program: Command): void {
   ).action(async (id: string, flags: DataDirFlags) => {
     const removed = await withWebhookServices(flags, ({ webhooks }) => webhooks.remove(id, { actor: ACTOR }));
     console.log(JSON.stringify(removed));
+  });
+
+  addDataDirOption(
+    webhooks
+      .command('rotate')
+      .description(
+        'Give an endpoint a new secret; prints {"id","secret","previous_secret_expires_at"} as JSON (the old secret also signs for 24 h)',
+      )
+      .argument('<id>', 'the endpoint id (whk_…)'),
+  ).action(async (id: string, flags: DataDirFlags) => {
+    const rotated = await withWebhookServices(flags, ({ webhooks }) => webhooks.rotateSecret(id, { actor: ACTOR }));
+    console.log(JSON.stringify({ id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previous_secret_expires_at }));
   });
 
   addDataDirOption(

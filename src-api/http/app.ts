@@ -1,7 +1,7 @@
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -11,12 +11,22 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
-import { AppError, RateLimitedError } from '../errors';
+import { AppError, InvalidApiKeyError, RateLimitedError } from '../errors';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
-import { createRateLimiter, rateLimitHeaders, type RateLimitPolicy } from './rate-limit';
+import { clientBucket, createRateLimiter, rateLimitHeaders, type RateLimitDecision, type RateLimitPolicy } from './rate-limit';
 import { apiRoutes } from './routes';
+import {
+  applyCorsHeaders,
+  checkHost,
+  clientErrorHandler,
+  corsOptions,
+  createMethodIndex,
+  installMethodHandling,
+  transportServerOptions,
+  trustProxyOption,
+} from './transport';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -56,14 +66,24 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
   const app = Fastify({
     logger: logger ?? (config.logRequests ? { level: 'info' } : false),
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: config.trustProxy,
+    // A number trusts that many right-most X-Forwarded-For hops, a list trusts hops from those addresses.
+    trustProxy: trustProxyOption(config.trustProxy),
+    ...transportServerOptions(config.transport),
+    clientErrorHandler,
     // Ids can be long and odd; let the schema judge them rather than the router.
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
-    // Errors raised before routing (bad URL encoding, over-long ids) get problem details too.
-    frameworkErrors: (error, _request, reply) => {
+    // Errors raised before routing (bad URL encoding, over-long ids) get problem details too; hooks do not run for them.
+    frameworkErrors: (error, request, reply) => {
+      applyCorsHeaders(request, reply, API_PREFIX);
       void sendProblem(reply, toProblem(error));
     },
   }).withTypeProvider<ZodTypeProvider>();
+
+  // Before any route is added: the method index behind 405s is fed by onRoute.
+  installMethodHandling(app, createMethodIndex());
+  // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
+  await app.register(fastifyCors, corsOptions(API_PREFIX));
+  app.addHook('onRequest', checkHost);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -100,10 +120,6 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     return sendProblem(reply, body);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem(404, 'not_found', 'Not found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
-
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -139,22 +155,33 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
 
       const limiter = createRateLimiter(config.rateLimit);
 
-      // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
-      api.addHook('onRequest', async (request, reply) => {
-        const key = apiKeyOf(request.headers);
-        if (key !== undefined) request.apiKeyId = services.keys.authenticate(key);
-        const policy = request.routeOptions.config.rateLimit;
-        if (!policy || !config.rateLimit.enabled) return;
-        const keyed = policy === 'reads' && request.apiKeyId !== undefined;
-        const decision = limiter.hit(policy, keyed ? request.apiKeyId! : request.ip, keyed);
+      const enforce = (reply: FastifyReply, decision: RateLimitDecision): void => {
         reply.headers(rateLimitHeaders(decision));
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.resetSeconds));
           throw new RateLimitedError(decision.resetSeconds, decision.name);
         }
+      };
+
+      // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
+      api.addHook('onRequest', async (request, reply) => {
+        const client = clientBucket(request.ip);
+        const key = apiKeyOf(request.headers);
+        if (key !== undefined) {
+          try {
+            request.apiKeyId = services.keys.authenticate(key);
+          } catch (error) {
+            // Guessing keys costs the guesser's IP its read budget: counted before the 401.
+            if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, limiter.hit('reads', client, false));
+            throw error;
+          }
+        }
+        const policy = request.routeOptions.config.rateLimit;
+        if (!policy || !config.rateLimit.enabled) return;
+        const keyed = policy === 'reads' && request.apiKeyId !== undefined;
+        enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
       });
 
-      await api.register(fastifyCors, { origin: '*', methods: ['GET', 'HEAD'] });
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       await api.register(fastifySwaggerUi, { routePrefix: '/docs' });
       await api.register(apiRoutes, { services, config });

@@ -1,8 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** Sets an RFC 8288 Link header with `next` and `prev` pages, keeping the other query parameters. */
+/**
+ * Sets an RFC 8288 Link header with `next` and `prev` pages, keeping the other query parameters.
+ * The links are relative (path and query), so the Host header plays no part and cannot make this throw.
+ */
 export function setPageLinks(request: FastifyRequest, reply: FastifyReply, page: { page: number; limit: number; total: number }): void {
-  const url = new URL(request.url, `${request.protocol}://${request.host}`);
+  const url = new URL(request.url, 'http://localhost');
   const link = (target: number, rel: string): string => {
     url.searchParams.set('page', String(target));
     url.searchParams.set('limit', String(page.limit));

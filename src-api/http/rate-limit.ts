@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { RateLimitConfig } from '../config';
 
 /** Which budget a route spends from: reads (per IP, or per key) or writes (per IP). */
@@ -26,13 +27,25 @@ interface Window {
  * @fastify/rate-limit emits.
  */
 export function createRateLimiter(config: RateLimitConfig, now: () => number = Date.now) {
+  // Insertion order is window-start order (a renewed window is re-inserted), so the first entry is the oldest.
   const windows = new Map<string, Window>();
   let nextSweep = now() + config.windowMs;
 
-  const sweep = (time: number): void => {
-    if (time < nextSweep) return;
+  const sweep = (time: number, force = false): void => {
+    if (time < nextSweep && !force) return;
     for (const [key, window] of windows) if (window.resetAt <= time) windows.delete(key);
     nextSweep = time + config.windowMs;
+  };
+
+  /** Room for one more counter: expired windows go first, then the oldest live one (see RateLimitConfig.maxClients). */
+  const makeRoom = (time: number): void => {
+    if (windows.size < config.maxClients) return;
+    sweep(time, true);
+    while (windows.size >= config.maxClients) {
+      const oldest = windows.keys().next().value;
+      if (oldest === undefined) break;
+      windows.delete(oldest);
+    }
   };
 
   return {
@@ -45,6 +58,8 @@ export function createRateLimiter(config: RateLimitConfig, now: () => number = D
       const mapKey = `${name}\u0000${client}`;
       let window = windows.get(mapKey);
       if (!window || window.resetAt <= time) {
+        if (window) windows.delete(mapKey);
+        else makeRoom(time);
         window = { count: 0, resetAt: time + config.windowMs };
         windows.set(mapKey, window);
       }
@@ -59,7 +74,25 @@ export function createRateLimiter(config: RateLimitConfig, now: () => number = D
         windowSeconds: Math.ceil(config.windowMs / 1000),
       };
     },
+
+    /** Counters held now (bounded by maxClients). */
+    get size(): number {
+      return windows.size;
+    },
   };
+}
+
+/**
+ * The bucket an address counts in: an IPv4 address on its own, an IPv6 address by its /64 (one
+ * subscriber's network usually holds a whole /64, so per-address counting would be no limit at all).
+ * IPv4-mapped IPv6 addresses count as their IPv4 address.
+ */
+export function clientBucket(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

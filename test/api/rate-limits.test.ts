@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { clientBucket, createRateLimiter } from '../../src-api/http/rate-limit';
+import { createConfig } from '../../src-api/config';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer | undefined;
@@ -112,6 +114,19 @@ describe('API keys', () => {
     expect((await json(revoked)).code).toBe('invalid_api_key');
   });
 
+  it('counts requests with an invalid key against the IP read limit before the 401', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, anonymousReads: 3 } });
+    const s = server;
+    const guesses = await statuses(4, (i) => s.api('/agents', { headers: { authorization: `Bearer adk_guess-${i}` } }));
+    expect(guesses).toEqual([401, 401, 401, 429]);
+    // The same budget as anonymous reads: it is spent.
+    expect((await s.api('/agents')).status).toBe(429);
+    // Guessing on a write endpoint spends the read budget too, and writes nothing.
+    const write = await subscribe(s, 1, { 'x-api-key': 'adk_guess' });
+    expect(write.status).toBe(429);
+    expect(s.services.newsletter.count()).toBe(0);
+  });
+
   it('also rejects a bad key on write endpoints', async () => {
     server = await startTestServer({ rateLimit: { enabled: true } });
     const response = await subscribe(server, 1, { 'x-api-key': 'nope' });
@@ -129,11 +144,83 @@ describe('client IP and X-Forwarded-For', () => {
   });
 
   it('counts per forwarded address with --trust-proxy', async () => {
-    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: true });
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 1 });
     const s = server;
     const sameClient = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': '203.0.113.7' }));
     expect(sameClient).toEqual([201, 201, 429]);
     expect((await subscribe(s, 10, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201);
+  });
+
+  it('with --trust-proxy 1 takes the right-most entry, never the client-chosen left-most one', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 1 });
+    const s = server;
+    // The client rotates a forged left-most entry; the proxy appends the real address last.
+    const forged = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7` }));
+    expect(forged).toEqual([201, 201, 429]);
+  });
+
+  it('with --trust-proxy 2 skips exactly two proxies', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 2 });
+    const s = server;
+    // socket = proxy 2 (trusted), right-most entry = proxy 1 (trusted), next = the client.
+    const sameClient = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7, 10.0.0.1` }));
+    expect(sameClient).toEqual([201, 201, 429]);
+    expect((await subscribe(s, 9, { 'x-forwarded-for': '203.0.113.8, 10.0.0.1' })).status).toBe(201);
+  });
+
+  it('with --trust-proxy CIDR,… trusts only hops from those addresses', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: ['127.0.0.1/32', '10.0.0.0/8'] });
+    const s = server;
+    // 10.1.2.3 is a trusted proxy hop, so the client is 203.0.113.7 whatever the forged left-most entries say.
+    const viaProxies = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7, 10.1.2.3` }));
+    expect(viaProxies).toEqual([201, 201, 429]);
+    // A hop outside the trusted ranges is the client itself: what it claims to the left is ignored.
+    const untrustedHop = await statuses(3, (i) => subscribe(s, 20 + i, { 'x-forwarded-for': `198.51.100.${i}, 192.0.2.50` }));
+    expect(untrustedHop).toEqual([201, 201, 429]);
+  });
+
+  it('counts IPv6 clients per /64 and IPv4 clients per address', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 1 });
+    const s = server;
+    const sameNetwork = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `2001:db8:1:2::${i + 1}` }));
+    expect(sameNetwork).toEqual([201, 201, 429]);
+    expect((await subscribe(s, 5, { 'x-forwarded-for': '2001:db8:1:2:ffff:ffff:ffff:ffff' })).status).toBe(429);
+    expect((await subscribe(s, 6, { 'x-forwarded-for': '2001:db8:1:3::1' })).status).toBe(201);
+    // Neighbouring IPv4 addresses are separate clients.
+    expect(await statuses(2, (i) => subscribe(s, 10 + i, { 'x-forwarded-for': `203.0.113.${i + 1}` }))).toEqual([201, 201]);
+  });
+});
+
+describe('limit buckets', () => {
+  it('maps addresses to buckets: IPv4 as is, IPv6 by /64, IPv4-mapped IPv6 as IPv4', () => {
+    expect(clientBucket('203.0.113.9')).toBe('203.0.113.9');
+    expect(clientBucket('2001:db8:0:1:aaaa::1')).toBe(clientBucket('2001:0db8:0000:0001:ffff:ffff:ffff:ffff'));
+    expect(clientBucket('2001:db8:0:1::1')).not.toBe(clientBucket('2001:db8:0:2::1'));
+    expect(clientBucket('::ffff:203.0.113.9')).toBe('203.0.113.9');
+  });
+
+  it('keeps at most maxClients counters, dropping the oldest window at the cap', () => {
+    let time = 0;
+    const limiter = createRateLimiter(createConfig({ rateLimit: { maxClients: 3, writes: 1 } }).rateLimit, () => time);
+    for (const client of ['a', 'b', 'c']) expect(limiter.hit('writes', client, false).allowed).toBe(true);
+    expect(limiter.hit('writes', 'a', false).allowed).toBe(false);
+    for (let i = 0; i < 1000; i++) {
+      time += 1;
+      limiter.hit('writes', `flood-${i}`, false);
+      expect(limiter.size).toBeLessThanOrEqual(3);
+    }
+    // 'a' was the oldest and has been dropped: it starts a fresh window.
+    expect(limiter.hit('writes', 'a', false).allowed).toBe(true);
+    // The newest clients are still counted.
+    expect(limiter.hit('writes', 'flood-999', false).allowed).toBe(false);
+  });
+
+  it('stays bounded under many distinct clients over HTTP', async () => {
+    server = await startTestServer({ rateLimit: { enabled: true, maxClients: 50 }, trustProxy: 1 });
+    const s = server;
+    await statuses(200, (i) => s.api('/agents?limit=1', { headers: { 'x-forwarded-for': `2001:db8:${i.toString(16)}::1` } }));
+    const limited = await statuses(101, () => s.api('/agents?limit=1', { headers: { 'x-forwarded-for': '203.0.113.200' } }));
+    expect(limited.at(-1)).toBe(429);
   });
 });
 

@@ -144,6 +144,12 @@ describe('GET /agents/search', () => {
     expect((await top5('summar'))[0]).toBe('paper-digest');
   });
 
+  it('matches other forms of a word', async () => {
+    expect(await top5('deployment')).toContain('kubernetes-deployer'); // "Deploys containers"
+    expect(await top5('deploying')).toContain('kubernetes-deployer');
+    expect(await top5('extraction')).toContain('invoice-extractor');
+  });
+
   it('searches authors, case-insensitively', async () => {
     expect((await top5('ledger works'))[0]).toBe('invoice-extractor');
     const acme = await searchGet({ q: 'acme' });

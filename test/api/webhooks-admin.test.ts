@@ -219,6 +219,7 @@ describe('the delivery log', () => {
     ]);
     const sent = receiver.received.find((hit) => hit.eventId === eventId)!;
     expect(sent.signatureValid).toBe(true);
+    expect(sent.standardValid).toBe(true);
     expect(detail.attempts[0].request_body).toBe(sent.rawBody.toString('utf8'));
     expect(detail.attempts[0].request_headers['X-Service-Signature']).toBe(sent.headers['x-service-signature']);
     expect((await listed(created.id)).consecutive_failures).toBe(1);
@@ -233,7 +234,7 @@ describe('the delivery log', () => {
     }, 'the redelivery to succeed');
     const hits = receiver.received.filter((hit) => hit.eventId === eventId);
     expect(hits.map((hit) => hit.deliveryId)).toEqual([failed.id, again.id]);
-    expect(hits.every((hit) => hit.signatureValid)).toBe(true);
+    expect(hits.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
     expect((await listed(created.id)).consecutive_failures).toBe(0);
 
     data(await mutation('webhooks.sendTest', { id: created.id, event: 'claim.approved' }));
@@ -319,6 +320,7 @@ describe('the delivery log', () => {
       expect(hit.rawBody.toString('utf8')).toBe(entry.body);
       expect(hit.headers['x-service-signature']).toBe(entry.signature);
       expect(hit.signatureValid).toBe(true);
+      expect(hit.standardValid).toBe(true);
       expect(hit.isTest).toBe(true);
     }
     // Test sends never count against the endpoint.

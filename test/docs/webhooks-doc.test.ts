@@ -3,12 +3,15 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src-api/modules/events/events.table';
 import {
+  generateWebhookSecret,
   NODE_VERIFY_SNIPPET,
   PYTHON_VERIFY_SNIPPET,
   sampleEvent,
+  signStandardWebhook,
   signWebhookBody,
   webhookBody,
 } from '../../src-api/modules/webhooks/webhooks.payload';
@@ -193,7 +196,7 @@ describe(`${DOC}: examples against real deliveries`, () => {
         attempts.some((problems) => problems.length === 0),
         `no ${example.event} delivery matches ${where(fence)}:\n${attempts.map((problems, i) => `${hits[i]!.rawBody.toString()}\n  ${problems.join('\n  ')}`).join('\n')}`,
       ).toBe(true);
-      expect(hits.every((hit) => hit.signatureValid)).toBe(true);
+      expect(hits.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
     });
   }
 
@@ -214,23 +217,38 @@ describe(`${DOC}: examples against real deliveries`, () => {
     });
   }
 
-  /** Every real delivery (true), and variations that must fail. */
-  function cases(): { body: string; signature: string | null; secret: string; expected: boolean }[] {
+  /** Every real delivery (true), and variations that must fail: tampered, wrong secret, unsigned, replayed. */
+  function cases(): { body: string; headers: Record<string, string>; secret: string; expected: boolean }[] {
     const real = receiver.received.filter((hit) => !hit.isTest);
     const base64 = (buffer: Buffer) => buffer.toString('base64');
-    const signatureOf = (hit: ReceivedWebhook) => String(hit.headers['x-service-signature']);
+    const headersOf = (hit: ReceivedWebhook) => ({
+      'webhook-id': String(hit.headers['webhook-id']),
+      'webhook-timestamp': String(hit.headers['webhook-timestamp']),
+      'webhook-signature': String(hit.headers['webhook-signature']),
+    });
     const first = real[0]!;
+    const replayedAt = Number(headersOf(first)['webhook-timestamp']) - 600;
     return [
-      ...real.map((hit) => ({ body: base64(hit.rawBody), signature: signatureOf(hit), secret, expected: true })),
+      ...real.map((hit) => ({ body: base64(hit.rawBody), headers: headersOf(hit), secret, expected: true })),
       {
         body: base64(Buffer.from(first.rawBody.toString().replace('"event"', '"event" '))),
-        signature: signatureOf(first),
+        headers: headersOf(first),
         secret,
         expected: false,
       },
-      { body: base64(first.rawBody), signature: signatureOf(first), secret: `${secret}x`, expected: false },
-      { body: base64(first.rawBody), signature: null, secret, expected: false },
-      { body: base64(first.rawBody), signature: 'sha256=deadbeef', secret, expected: false },
+      { body: base64(first.rawBody), headers: headersOf(first), secret: generateWebhookSecret(), expected: false },
+      { body: base64(first.rawBody), headers: { ...headersOf(first), 'webhook-signature': '' }, secret, expected: false },
+      { body: base64(first.rawBody), headers: { ...headersOf(first), 'webhook-signature': 'v1,deadbeef' }, secret, expected: false },
+      {
+        body: base64(first.rawBody),
+        headers: {
+          ...headersOf(first),
+          'webhook-timestamp': String(replayedAt),
+          'webhook-signature': signStandardWebhook(secret, first.eventId!, replayedAt, first.rawBody),
+        },
+        secret,
+        expected: false,
+      },
     ];
   }
 
@@ -250,7 +268,7 @@ describe(`${DOC}: examples against real deliveries`, () => {
       `import fs from 'node:fs';
 import { verifyWebhook } from './verify.mjs';
 const cases = JSON.parse(fs.readFileSync('cases.json', 'utf8'));
-console.log(JSON.stringify(cases.map((c) => verifyWebhook(Buffer.from(c.body, 'base64'), c.signature ?? undefined, c.secret))));
+console.log(JSON.stringify(cases.map((c) => verifyWebhook(Buffer.from(c.body, 'base64'), c.headers, c.secret))));
 `,
     );
     const result = await run(process.execPath, ['harness.mjs'], { cwd: dir, env: process.env, timeoutMs: 30_000 });
@@ -265,7 +283,7 @@ console.log(JSON.stringify(cases.map((c) => verifyWebhook(Buffer.from(c.body, 'b
 
 import base64, json
 cases = json.load(open("cases.json"))
-print(json.dumps([verify_webhook(base64.b64decode(c["body"]), c["signature"], c["secret"]) for c in cases]))
+print(json.dumps([verify_webhook(base64.b64decode(c["body"]), c["headers"], c["secret"]) for c in cases]))
 `;
     const result = await run('python3', ['-c', harness], { cwd: dir, env: process.env, timeoutMs: 30_000 });
     expect(result.code, result.stderr).toBe(0);
@@ -278,15 +296,23 @@ describe(`${DOC}: known-answer vector`, () => {
   const step = planned.steps.find((s) => s.code.includes('VECTOR_SECRET='))!;
   const secret = /VECTOR_SECRET='([^']+)'/.exec(step?.code ?? '')?.[1] ?? '';
   const body = /VECTOR_BODY='([^']+)'/.exec(step?.code ?? '')?.[1] ?? '';
-  const hex = step?.expected?.code.trim() ?? '';
+  const [hex = '', standard = ''] = (step?.expected?.code.trim() ?? '').split('\n');
+  const standardTimestamp = Number(/evt_sample_agent_registered\.(\d+)\./.exec(step?.code ?? '')?.[1]);
 
   it('is the agent.registered test send, signed as the server signs it', () => {
     expect(step, 'the vector block (VECTOR_SECRET=…)').toBeDefined();
     expect(body).toBe(webhookBody(sampleEvent('agent.registered')));
     expect(signWebhookBody(secret, body)).toBe(`sha256=${hex}`);
     expect(createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(body, 'utf8')).digest('hex')).toBe(hex);
-    // The secret is whsec_ + base64url of the bytes 0x00…0x1f, as the text says.
-    expect(secret).toBe(`whsec_${Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('base64url')}`);
+    // webhook-signature, as the server and the official package compute it.
+    expect(signStandardWebhook(secret, 'evt_sample_agent_registered', standardTimestamp, body)).toBe(standard);
+    expect(new Webhook(secret).sign('evt_sample_agent_registered', new Date(standardTimestamp * 1000), body)).toBe(standard);
+    // The secret is whsec_ + base64 (no padding) of the bytes 0x00…0x1f, as the text says.
+    expect(secret).toBe(
+      `whsec_${Buffer.from(Array.from({ length: 32 }, (_, i) => i))
+        .toString('base64')
+        .replace(/=+$/, '')}`,
+    );
   });
 
   it('the prose states the same vector as the example, and so does the module README', () => {
@@ -295,6 +321,8 @@ describe(`${DOC}: known-answer vector`, () => {
       expect(document).toContain(`\`${secret}\``);
       expect(document).toContain(`\`${body}\``);
       expect(document).toContain(`\`sha256=${hex}\``);
+      expect(document).toContain(`\`${standard}\``);
+      expect(document).toContain(`\`${standardTimestamp}\``);
     }
   });
 

@@ -134,7 +134,7 @@ test.describe('Webhooks', () => {
     await expect(hooks.secretDialog).toHaveAttribute('data-mode', 'created');
     await expect(page.getByTestId('secret-once')).toContainText('it is not shown again');
     const secret = await hooks.secretValue.inputValue();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{40,}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     await hooks.secretCopy.click();
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(secret);
     await quiet(page);
@@ -166,6 +166,7 @@ test.describe('Webhooks', () => {
     expect(testHit.headers['x-service-event']).toBe('review.created');
     expect(testHit.headers['x-service-signature']).toBe(sign(secret, testHit.rawBody));
     expect(testHit.signatureValid).toBe(true);
+    expect(testHit.standardValid).toBe(true);
     await expect(hooks.testResult.getByTestId('attempt-request-body')).toHaveText(testHit.rawBody.toString('utf8'));
     await expect(page.getByTestId('test-event-id')).toHaveText(testHit.eventId!);
     await quiet(page);
@@ -359,6 +360,7 @@ test.describe('Webhooks', () => {
     const [goneHit] = await hitsOfReview(receiver, review.id);
     expect(goneHit!.headers['x-service-signature']).toBe(sign(rotated, goneHit!.rawBody));
     expect(goneHit!.signatureValid).toBe(true);
+    expect(goneHit!.standardValid).toBe(true);
     await expect.poll(async () => (await get()).active).toBe(false);
     await page.getByTestId('endpoints-refresh').click();
     await expect(row.getByTestId('endpoint-disabled-reason')).toHaveText('the receiver answered 410 Gone');
@@ -384,6 +386,7 @@ test.describe('Webhooks', () => {
     const both = await hitsOfReview(receiver, review.id, 2);
     expect(both[1]!.eventId).toBe(goneHit!.eventId);
     expect(both[1]!.signatureValid).toBe(true);
+    expect(both[1]!.standardValid).toBe(true);
 
     // Filters: only failed, only review.created, since a minute from now.
     await hooks.select(page.getByTestId('log-filter-status'), 'Failed');

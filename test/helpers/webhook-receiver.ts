@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import type { WebhookDeliveryDetail } from '../../src-api/modules/webhooks/webhooks.schemas';
 import type { Services } from '../../src-api/services';
 
@@ -20,6 +21,8 @@ export interface ReceivedWebhook {
   body: { id: string; event: string; timestamp: string; data: Record<string, unknown> } | undefined;
   /** The X-Service-Signature header matched an HMAC-SHA256 of the raw body with the receiver's secret. */
   signatureValid: boolean;
+  /** The Standard Webhooks headers verified with the official `standardwebhooks` package and the receiver's secret (timestamp tolerance included). */
+  standardValid: boolean;
   eventId: string | undefined;
   deliveryId: string | undefined;
   attempt: number | undefined;
@@ -57,6 +60,16 @@ export interface WebhookReceiver {
   /** Resolves after `ms` with no new request. */
   waitForQuiet(ms: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The official Standard Webhooks check: `webhook-signature` over id, timestamp and body, within its 5-minute tolerance. */
+export function standardVerifies(secret: string, rawBody: Buffer, headers: http.IncomingHttpHeaders): boolean {
+  try {
+    new Webhook(secret).verify(rawBody.toString('utf8'), headers as Record<string, string>);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The receiver's own signature check: HMAC-SHA256 over the raw bytes, constant-time compare. */
@@ -128,6 +141,7 @@ export async function startWebhookReceiver(
         rawBody,
         body,
         signatureValid: receiver.secret !== undefined && receiverVerifies(receiver.secret, rawBody, header('x-service-signature')),
+        standardValid: receiver.secret !== undefined && standardVerifies(receiver.secret, rawBody, request.headers),
         eventId: body?.id,
         deliveryId,
         attempt: header('x-service-attempt') === undefined ? undefined : Number(header('x-service-attempt')),

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { standardVerifies, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
  * `cli webhooks …` as a separate process against the data dir of a running
@@ -65,7 +65,7 @@ describe('cli webhooks', () => {
     const printed = JSON.parse(run.stdout);
     expect(Object.keys(printed)).toEqual(['id', 'url', 'events', 'secret']);
     expect(printed).toMatchObject({ url: receiver.url, events: ['review.created', 'agent.registered'] });
-    expect(printed.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(printed.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     endpointId = printed.id;
     receiver.secret = printed.secret;
 
@@ -74,7 +74,7 @@ describe('cli webhooks', () => {
     expect(review.status).toBe(201);
     await receiver.waitFor((hits) => hits.filter((h) => !h.isTest).length === 2, 10_000, 'agent.registered and review.created');
     expect(receiver.received.map((h) => h.body?.event).sort()).toEqual(['agent.registered', 'review.created']);
-    expect(receiver.received.every((h) => h.signatureValid)).toBe(true);
+    expect(receiver.received.every((h) => h.signatureValid && h.standardValid)).toBe(true);
     expect(server.services.webhooks.get(endpointId).description).toBe('from the CLI');
   });
 
@@ -132,8 +132,31 @@ describe('cli webhooks', () => {
     expect(result).toMatchObject({ ok: true, event: 'claim.approved', status_code: 202, response_excerpt: 'queued', error: null });
     expect(receiver.received).toHaveLength(before + 1);
     const hit = receiver.received.at(-1)!;
-    expect(hit).toMatchObject({ isTest: true, signatureValid: true, deliveryId: result.delivery_id, eventId: 'evt_sample_claim_approved' });
+    expect(hit).toMatchObject({
+      isTest: true,
+      signatureValid: true,
+      standardValid: true,
+      deliveryId: result.delivery_id,
+      eventId: 'evt_sample_claim_approved',
+    });
     expect(hit.rawBody.toString('utf8')).toBe(server.services.webhooks.preview(endpointId, 'claim.approved').previews[0]!.body);
+  });
+
+  it('rotate prints the new secret; the old one still signs webhook-signature for 24 h', async () => {
+    const run = await cli(['webhooks', 'rotate', endpointId, '--data-dir', server.dataDir]);
+    expect(run.code).toBe(0);
+    const rotated = JSON.parse(run.stdout);
+    expect(rotated).toMatchObject({ id: endpointId, secret: expect.stringMatching(/^whsec_/) });
+    expect(Date.parse(rotated.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600_000);
+    const old = receiver.secret!;
+    const result = await server.services.webhooks.sendTest(endpointId, 'agent.updated', { actor: 'test' });
+    const hit = receiver.received.find((h) => h.deliveryId === result.delivery_id)!;
+    expect(hit.standardValid).toBe(true); // verified with the old secret
+    expect(standardVerifies(rotated.secret, hit.rawBody, hit.headers)).toBe(true);
+    receiver.secret = rotated.secret;
+    expect(old).not.toBe(rotated.secret);
+    const missing = await cli(['webhooks', 'rotate', 'whk_missing', '--data-dir', server.dataDir]);
+    expect(missing.code).not.toBe(0);
   });
 
   it('test without --allow-private-urls is refused for a loopback receiver: JSON result, exit 1', async () => {

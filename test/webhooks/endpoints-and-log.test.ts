@@ -5,6 +5,7 @@ import {
   deliveriesOf,
   eventually,
   receiverVerifies,
+  standardVerifies,
   startWebhookReceiver,
   waitForDeliveryStatus,
   type WebhookReceiver,
@@ -50,7 +51,7 @@ describe('endpoints', () => {
       version: 1,
     });
     expect(created.id).toMatch(/^whk_/);
-    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.secret.slice(6), 'base64url')).toHaveLength(32);
     const audit = server.services.audit.list({ page: 1, limit: 5, entityId: created.id }).items;
     expect(audit[0]).toMatchObject({ actor: 'alice', action: 'webhook.create' });
@@ -101,7 +102,7 @@ describe('endpoints', () => {
     server.services.webhooks.remove(created.id, { actor: 'alice' });
   });
 
-  it('rotateSecret: the next deliveries are signed with the new secret only', async () => {
+  it('rotateSecret: X-Service-Signature uses the new secret; webhook-signature both, during the overlap', async () => {
     const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'alice' });
     const rotated = server.services.webhooks.rotateSecret(endpoint.id, { actor: 'alice' });
     expect(rotated.secret).not.toBe(endpoint.secret);
@@ -113,6 +114,8 @@ describe('endpoints', () => {
     const hit = receiver.received.at(-1)!;
     expect(hit.signatureValid).toBe(false);
     expect(receiverVerifies(rotated.secret, hit.rawBody, String(hit.headers['x-service-signature']))).toBe(true);
+    expect(hit.standardValid).toBe(true); // the old secret, still valid for 24 h
+    expect(standardVerifies(rotated.secret, hit.rawBody, hit.headers)).toBe(true);
     receiver.secret = rotated.secret;
     server.services.webhooks.remove(endpoint.id, { actor: 'alice' });
   });
@@ -189,6 +192,7 @@ describe('delivery log and redelivery', () => {
     expect(secondHit.rawBody.equals(firstHit.rawBody)).toBe(true);
     expect(secondHit.headers['x-service-signature']).toBe(firstHit.headers['x-service-signature']);
     expect(secondHit.signatureValid).toBe(true);
+    expect(secondHit.standardValid).toBe(true);
     expect(server.services.audit.list({ page: 1, limit: 5, actor: 'carol' }).items[0]!.action).toBe('webhook.redeliver');
   });
 
@@ -202,6 +206,7 @@ describe('delivery log and redelivery', () => {
     await failingReceiver.waitFor((hits) => hits.length === before + 1, 10_000, 'the redelivered review');
     const hit = failingReceiver.received.at(-1)!;
     expect(hit.signatureValid).toBe(true);
+    expect(hit.standardValid).toBe(true);
     expect(hit.eventId).toBe(failingReceiver.received[0]!.eventId);
     const redelivered = await eventually(() => {
       const delivery = server.services.webhooks.getDelivery(result.redelivered[0]!);

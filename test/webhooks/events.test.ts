@@ -49,6 +49,7 @@ async function expectDelivered(kind: string, data: Record<string, unknown>, r: W
   await r.waitFor((hits) => hits.some(matches), 10_000, `${kind} for ${String(data.agent_id)}`);
   const hit = posts(r).filter(matches).at(-1)!;
   expect(hit.signatureValid).toBe(true);
+  expect(hit.standardValid).toBe(true);
   expect(hit.body!.data).toEqual(data);
 
   const stored = server.services.events.get(hit.body!.id)!;
@@ -155,7 +156,7 @@ describe('other processes on the same data dir', () => {
       const response = await server.post(`/agents/${agent.id}/reviews`, { rating: 5 });
       expect(response.status).toBe(201);
       await late.waitFor((hits) => hits.some((hit) => hit.body?.event === 'review.created'), 10_000, 'the review at the late endpoint');
-      expect(late.received.every((hit) => hit.signatureValid)).toBe(true);
+      expect(late.received.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
       other.webhooks.remove(endpoint.id, { actor: 'cli' });
     } finally {
       await late.close();
@@ -171,7 +172,7 @@ describe('other processes on the same data dir', () => {
 
   it('every request the receiver got carried a valid signature', () => {
     expect(posts(receiver).length).toBeGreaterThanOrEqual(7);
-    expect(posts(receiver).filter((hit) => !hit.signatureValid)).toEqual([]);
-    expect(posts(reviewsOnly).filter((hit) => !hit.signatureValid)).toEqual([]);
+    expect(posts(receiver).filter((hit) => !hit.signatureValid || !hit.standardValid)).toEqual([]);
+    expect(posts(reviewsOnly).filter((hit) => !hit.signatureValid || !hit.standardValid)).toEqual([]);
   });
 });

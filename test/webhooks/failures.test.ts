@@ -79,7 +79,7 @@ function expectSameRequestEachAttempt(hits: ReceivedWebhook[], eventId: string):
   expect(new Set(hits.map((hit) => hit.eventId))).toEqual(new Set([eventId]));
   expect(new Set(hits.map((hit) => hit.deliveryId)).size).toBe(1);
   expect(new Set(hits.map((hit) => hit.rawBody.toString('hex'))).size).toBe(1); // same bytes every attempt
-  expect(hits.every((hit) => hit.signatureValid)).toBe(true);
+  expect(hits.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
 }
 
 function expectLoggedAttempts(delivery: WebhookDeliveryDetail, check: (attempt: WebhookDeliveryDetail['attempts'][number]) => void): void {

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src-api/modules/events/events.table';
 import {
@@ -9,6 +10,7 @@ import {
   PYTHON_VERIFY_SNIPPET,
   SAMPLE_EVENT_DATA,
   sampleEvent,
+  signStandardWebhook,
   signWebhookBody,
   webhookBody,
 } from '../../src-api/modules/webhooks/webhooks.payload';
@@ -26,8 +28,11 @@ const VECTOR = {
   secret: 'whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8',
   body:
     '{"id":"evt_sample_agent_registered","event":"agent.registered","timestamp":"2025-01-01T12:00:00.000Z",' +
-    '"data":{"agent_id":"sample-agent-x1y2z3","name":"Sample Agent","source_url":"https://github.com/example/sample-agent"}}',
-  signature: 'sha256=5cfe4c2d4297f54e05c2195af483141388ce37f91b22bd99044d718c41200ed1',
+    '"data":{"agent_id":"sample-agent-x1y2z3","name":"Sample Agent","source_url":"https://github.com/example/sample-agent"},"test":true}',
+  signature: 'sha256=d9ebd380ce293df949fcb09eb038ecf2aa715912ade849edffe27fd0a8d49f5e',
+  /** webhook-signature of webhook-id evt_sample_agent_registered at webhook-timestamp 1735732800 (Python's hmac and the standardwebhooks package agree). */
+  timestamp: 1735732800,
+  standardSignature: 'v1,+Kap1ClGsLyChlO9iaJuWropZxI9asIkvCAjMQbzp74=',
 };
 
 let server: TestServer;
@@ -51,6 +56,10 @@ describe('known-answer vector', () => {
     expect(webhookBody(sampleEvent('agent.registered'))).toBe(VECTOR.body);
     expect(signWebhookBody(VECTOR.secret, VECTOR.body)).toBe(VECTOR.signature);
     expect(receiverVerifies(VECTOR.secret, Buffer.from(VECTOR.body), VECTOR.signature)).toBe(true);
+    expect(signStandardWebhook(VECTOR.secret, 'evt_sample_agent_registered', VECTOR.timestamp, VECTOR.body)).toBe(VECTOR.standardSignature);
+    expect(new Webhook(VECTOR.secret).sign('evt_sample_agent_registered', new Date(VECTOR.timestamp * 1000), VECTOR.body)).toBe(
+      VECTOR.standardSignature,
+    );
   });
 
   it('the README states the same vector', () => {
@@ -58,6 +67,7 @@ describe('known-answer vector', () => {
     expect(readme).toContain(VECTOR.secret);
     expect(readme).toContain(VECTOR.body);
     expect(readme).toContain(VECTOR.signature);
+    expect(readme).toContain(VECTOR.standardSignature);
   });
 });
 
@@ -72,6 +82,7 @@ describe('payload preview', () => {
         event: p.event,
         timestamp: '2025-01-01T12:00:00.000Z',
         data: SAMPLE_EVENT_DATA[p.event],
+        test: true,
       });
       expect(receiverVerifies(receiver.secret!, Buffer.from(p.body), p.signature)).toBe(true);
       expect(p.headers).toMatchObject({
@@ -102,9 +113,14 @@ describe('test sends', () => {
       expect(hit.rawBody.toString('utf8')).toBe(preview.body); // same bytes
       expect(hit.headers['x-service-signature']).toBe(preview.signature);
       expect(hit.signatureValid).toBe(true);
+      expect(hit.standardValid).toBe(true);
       expect(hit.isTest).toBe(true);
+      // What makes it a test is signed: without the X-Service-Test header the body still says so.
+      expect(JSON.parse(hit.rawBody.toString('utf8'))).toMatchObject({ id: expect.stringMatching(/^evt_sample_/), test: true });
+      expect(hit.headers['webhook-id']).toBe(result.event_id);
       for (const [name, value] of Object.entries(preview.headers)) {
-        if (name === 'X-Service-Delivery') continue; // a placeholder in the preview
+        // A placeholder in the preview; the send time and what it signs are new on every send.
+        if (['X-Service-Delivery', 'webhook-timestamp', 'webhook-signature'].includes(name)) continue;
         expect(hit.headers[name.toLowerCase()]).toBe(value);
       }
       expect(result.request.body).toBe(preview.body);
@@ -158,30 +174,55 @@ describe('test sends', () => {
 });
 
 describe('verification snippets', () => {
-  /** Real deliveries the receiver got, plus a tampered copy of each that must be refused. */
+  const standardHeaders = (headers: Record<string, unknown>) => ({
+    'webhook-id': String(headers['webhook-id']),
+    'webhook-timestamp': String(headers['webhook-timestamp']),
+    'webhook-signature': String(headers['webhook-signature']),
+  });
+
+  /** Real deliveries the receiver got, plus tampered, replayed and unsigned copies that must be refused. */
   function cases() {
     const real = receiver.received.filter((h) => h.method === 'POST').slice(0, 3);
     expect(real.length).toBeGreaterThan(0);
-    return real.flatMap((hit) => [
-      { body: hit.rawBody.toString('base64'), signature: String(hit.headers['x-service-signature']), valid: true },
-      {
-        body: Buffer.from(hit.rawBody.toString('utf8').replace('"id"', '"Id"')).toString('base64'),
-        signature: String(hit.headers['x-service-signature']),
-        valid: false,
-      },
-      { body: hit.rawBody.toString('base64'), signature: 'sha256=00', valid: false },
-    ]);
+    return real.flatMap((hit) => {
+      const headers = standardHeaders(hit.headers);
+      const oldTimestamp = Number(headers['webhook-timestamp']) - 600;
+      return [
+        { body: hit.rawBody.toString('base64'), headers, valid: true },
+        { body: Buffer.from(hit.rawBody.toString('utf8').replace('"id"', '"Id"')).toString('base64'), headers, valid: false },
+        { body: hit.rawBody.toString('base64'), headers: { ...headers, 'webhook-signature': 'v1,AAAA' }, valid: false },
+        { body: hit.rawBody.toString('base64'), headers: { ...headers, 'webhook-signature': '' }, valid: false },
+        // A captured delivery replayed ten minutes later, correctly signed for its old timestamp: refused.
+        {
+          body: hit.rawBody.toString('base64'),
+          headers: {
+            ...headers,
+            'webhook-timestamp': String(oldTimestamp),
+            'webhook-signature': signStandardWebhook(receiver.secret!, headers['webhook-id'], oldTimestamp, hit.rawBody),
+          },
+          valid: false,
+        },
+        // Two signatures (a rotation): one matching is enough.
+        {
+          body: hit.rawBody.toString('base64'),
+          headers: { ...headers, 'webhook-signature': `v1,AAAA ${headers['webhook-signature']}` },
+          valid: true,
+        },
+      ];
+    });
   }
 
-  it('the Node snippet accepts real deliveries and refuses tampered ones', async () => {
+  it('the Node snippet accepts real deliveries and refuses tampered and replayed ones', async () => {
     const dir = makeTempDir('agentdir-snippet-');
     const file = path.join(dir, 'verify.mjs');
     fs.writeFileSync(file, NODE_VERIFY_SNIPPET);
-    const { verifyWebhook } = (await import(pathToFileURL(file).href)) as { verifyWebhook: (b: Buffer, s: string, k: string) => boolean };
-    for (const c of cases()) expect(verifyWebhook(Buffer.from(c.body, 'base64'), c.signature, receiver.secret!)).toBe(c.valid);
+    const { verifyWebhook } = (await import(pathToFileURL(file).href)) as {
+      verifyWebhook: (b: Buffer, h: Record<string, string>, k: string) => boolean;
+    };
+    for (const c of cases()) expect(verifyWebhook(Buffer.from(c.body, 'base64'), c.headers, receiver.secret!)).toBe(c.valid);
   });
 
-  it('the Python snippet accepts real deliveries and refuses tampered ones', () => {
+  it('the Python snippet accepts real deliveries and refuses tampered and replayed ones', () => {
     const python = spawnSync('python3', ['--version']);
     if (python.status !== 0) {
       // No Python on this machine: say so rather than pass silently.
@@ -191,7 +232,7 @@ describe('verification snippets', () => {
     const harness = `${PYTHON_VERIFY_SNIPPET}
 import base64, json, sys
 cases = json.load(sys.stdin)
-print(json.dumps([verify_webhook(base64.b64decode(c["body"]), c["signature"], c["secret"]) for c in cases]))
+print(json.dumps([verify_webhook(base64.b64decode(c["body"]), c["headers"], c["secret"]) for c in cases]))
 `;
     const all = cases();
     const run = spawnSync('python3', ['-c', harness], {

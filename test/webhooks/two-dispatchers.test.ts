@@ -60,7 +60,7 @@ it('two dispatchers on one database share the work and never send one delivery t
   expect(new Set(deliveryIds).size).toBe(deliveryIds.length); // each delivery sent exactly once
   expect(receiver.received).toHaveLength(EVENTS);
   expect(receiver.overlappingDeliveries).toEqual([]);
-  expect(receiver.received.every((h) => h.signatureValid && h.attempt === 1)).toBe(true);
+  expect(receiver.received.every((h) => h.signatureValid && h.standardValid && h.attempt === 1)).toBe(true);
   await eventually(() => (a.webhooks.queue.countByStatus().succeeded === EVENTS ? true : undefined), 'every delivery to be logged');
   expect(a.webhooks.queue.countByStatus()).toMatchObject({ succeeded: EVENTS, pending: 0, in_flight: 0, failed: 0 });
 
@@ -102,7 +102,7 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
     const d = later.webhooks.getDelivery(claimed!.deliveryId);
     return d.status === 'succeeded' ? d : undefined;
   }, 'the delivery to succeed');
-  expect(receiver.received[0]).toMatchObject({ deliveryId: claimed!.deliveryId, attempt: 1, signatureValid: true });
+  expect(receiver.received[0]).toMatchObject({ deliveryId: claimed!.deliveryId, attempt: 1, signatureValid: true, standardValid: true });
   // Both attempts are in the log under number 1: the interrupted one does not spend the retry budget.
   expect(delivery.attempt_count).toBe(1);
   expect(delivery.attempts.map((a) => [a.attempt_number, a.status_code, a.error])).toEqual([

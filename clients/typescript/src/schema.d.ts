@@ -174,7 +174,7 @@ export interface paths {
     };
     /**
      * Search agents
-     * @description Full-text search over listed agents: name, tagline, description, capabilities and author (weighted in that spirit: name highest, then capabilities and author, then tagline, then description; BM25-style term weighting). Words are matched case- and accent-insensitively, with simple plurals folded ("agents" finds "agent"); a word also matches words it starts (prefix: "auth" finds "authentication"), and, from 4 letters, words one edit away (two from 8 letters; a swap of adjacent letters is one edit), at a lower score.
+     * @description Full-text search over listed agents: name, tagline, description, capabilities and author (weighted in that spirit: name highest, then capabilities, then tagline, then description, author lowest; BM25-style term weighting). Words are matched case- and accent-insensitively, and in other forms of the word (Porter stems: "summarize" finds "summarization", "deployment" finds "deploys"), the exact form ranking above other forms; words in hyphenated, dotted, underscored or camel-cased names count as words ("CodeReviewer" is found by "reviewer"); a word also matches words it starts (prefix: "auth" finds "authentication"), and, from 4 letters, words one edit away (two from 8 letters; a swap of adjacent letters is one edit), at a lower score.
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *
@@ -252,7 +252,7 @@ export interface paths {
     put?: never;
     /**
      * Search agents (structured)
-     * @description Full-text search over listed agents: name, tagline, description, capabilities and author (weighted in that spirit: name highest, then capabilities and author, then tagline, then description; BM25-style term weighting). Words are matched case- and accent-insensitively, with simple plurals folded ("agents" finds "agent"); a word also matches words it starts (prefix: "auth" finds "authentication"), and, from 4 letters, words one edit away (two from 8 letters; a swap of adjacent letters is one edit), at a lower score.
+     * @description Full-text search over listed agents: name, tagline, description, capabilities and author (weighted in that spirit: name highest, then capabilities, then tagline, then description, author lowest; BM25-style term weighting). Words are matched case- and accent-insensitively, and in other forms of the word (Porter stems: "summarize" finds "summarization", "deployment" finds "deploys"), the exact form ranking above other forms; words in hyphenated, dotted, underscored or camel-cased names count as words ("CodeReviewer" is found by "reviewer"); a word also matches words it starts (prefix: "auth" finds "authentication"), and, from 4 letters, words one edit away (two from 8 letters; a swap of adjacent letters is one edit), at a lower score.
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *

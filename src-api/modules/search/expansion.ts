@@ -1,9 +1,11 @@
+import { MIN_STEM_LENGTH, stemOf, stemPrefix } from './analyzer';
 import type { IndexStore } from './index-store';
 import type { EditAllowance } from './vocabulary';
 
 /**
  * Query expansion: each query term stands for vocabulary terms with a factor
- * (exact 1.0; prefix completions 0.6–0.9, closer to 0.9 the less is missing;
+ * (exact 1.0; other forms of the word, by stem, 0.9; prefix completions
+ * 0.6–0.9, closer to 0.9 the less is missing;
  * typos 0.4–0.5 for one edit and 0.24–0.3 for two, higher with more trigrams
  * in common).
  */
@@ -29,6 +31,10 @@ const PREFIX_FACTOR_SPAN = 0.3;
 const FUZZY_FACTOR = [1, 0.5, 0.3] as const;
 const FUZZY_SIMILARITY_SPAN = 0.2;
 const EXPANSION_CACHE_SIZE = 10_000;
+/** Other forms of the word ("summarize" for "summarization"): below the exact form. */
+const STEM_FACTOR = 0.9;
+/** A word with the same stem is at most this much longer than the stem ("summar" + "izations"). */
+const MAX_STEM_SUFFIX_LENGTH = 8;
 
 export interface Expansions {
   terms: { termId: number; factor: number }[];
@@ -67,6 +73,16 @@ export class QueryExpander {
       for (const termId of completions.slice(0, MAX_PREFIX_EXPANSIONS)) {
         factors.set(termId, PREFIX_FACTOR_MIN + (PREFIX_FACTOR_SPAN * term.length) / vocabulary.term(termId).length);
       }
+    }
+
+    if (term.length >= MIN_STEM_LENGTH) {
+      // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query word.
+      const stem = stemOf(term);
+      vocabulary.forEachWithPrefix(stemPrefix(stem), (termId) => {
+        if (termId === exact || frequency(termId) === 0 || (factors.get(termId) ?? 0) >= STEM_FACTOR) return;
+        const word = vocabulary.term(termId);
+        if (word.length <= stem.length + MAX_STEM_SUFFIX_LENGTH && stemOf(word) === stem) factors.set(termId, STEM_FACTOR);
+      });
     }
 
     const exactFrequency = exact === undefined ? 0 : frequency(exact);

@@ -43,8 +43,12 @@ export const DESCRIPTION_FIELD = 2;
 export const CAPABILITIES_FIELD = 3;
 export const AUTHOR_FIELD = 4;
 export const FIELD_COUNT = 5;
-/** Name highest, then capabilities and author, then tagline, then description. */
-export const FIELD_WEIGHTS = [5, 2, 1, 3, 3] as const;
+/**
+ * Name highest, then capabilities, then tagline, then description and author: a word in the
+ * author's name ("Kestrel Security") says less about what an agent does than the same word in
+ * its name, tagline or capabilities.
+ */
+export const FIELD_WEIGHTS = [5, 2, 1, 3, 0.5] as const;
 const FIELD_WEIGHT_SUM = FIELD_WEIGHTS.reduce((sum, weight) => sum + weight, 0);
 /** How much a field's length dampens its term frequency (BM25 b). Short fields barely. */
 const FIELD_LENGTH_NORMALISATION = [0.3, 0.5, 0.75, 0.3, 0.2] as const;

@@ -85,7 +85,13 @@ export function browse(store: IndexStore, limit: number, filter: PreparedFilter)
  * agent matches every query term only such agents are returned; otherwise
  * any agent matching at least one. Ties: trust score, then id.
  */
-export function textSearch(store: IndexStore, expander: QueryExpander, parsed: ParsedQuery, limit: number, filter: PreparedFilter): SearchHits {
+export function textSearch(
+  store: IndexStore,
+  expander: QueryExpander,
+  parsed: ParsedQuery,
+  limit: number,
+  filter: PreparedFilter,
+): SearchHits {
   const termCount = parsed.terms.length;
   const fullMask = termCount === 32 ? 0xffffffff : (1 << termCount) - 1;
   // Completions only for the last word, the one still being typed: cheaper, and less noise.

@@ -1,3 +1,5 @@
+import { camelBoundaries } from './analyzer';
+
 /**
  * Text handling shared by indexing and querying: both sides must turn text
  * into terms the same way, or nothing matches.
@@ -83,47 +85,33 @@ export function tokenize(text: string): string[] {
 }
 
 /**
- * A light plural folding (the "S-stemmer"): "agents" and "agent", "apis" and
- * "api", "libraries" and "library" become one term. Deliberately weaker than
- * Porter: it never turns a word into something a user would not recognise as
- * a prefix of what they meant.
- */
-export function stem(token: string): string {
-  const n = token.length;
-  if (n < 4 || token.charCodeAt(n - 1) !== 115 /* s */) return token;
-  if (token.endsWith('ies') && !token.endsWith('eies') && !token.endsWith('aies')) return `${token.slice(0, -3)}y`;
-  if (token.endsWith('es') && !token.endsWith('aes') && !token.endsWith('ees') && !token.endsWith('oes')) return token.slice(0, -1);
-  if (token.endsWith('ss') || token.endsWith('us')) return token;
-  return token.slice(0, -1);
-}
-
-/**
  * A term as a slice of `source`, plus a character to append (-1: none), so
- * that indexing never has to allocate a string for a word it already knows
- * ("libraries" arrives as "librar" + "y").
+ * that indexing never has to allocate a string for a word it already knows.
  */
 export type TermVisitor = (source: string, start: number, end: number, suffix: number) => void;
 
 export const NO_SUFFIX = -1;
-const CHAR_Y = 121;
 
 /**
  * Calls `visit` with the terms a field contributes to the index, in order,
- * with repeats (for term frequency): the words of `forEachToken`, stopwords
- * dropped unless `keepStopwords`, plurals folded by `stem`. Same terms as
- * `indexTerms`, without a string per word for ASCII text.
+ * with repeats (for term frequency): the words of `forEachToken` as written
+ * (lowercased; word forms are matched at query time through stems),
+ * stopwords dropped unless `keepStopwords`. A word in camel case also gives
+ * its parts ("CodeReviewer" → "code", "reviewer", "codereviewer"), as hyphens,
+ * dots and underscores already separate words. Same terms as `indexTerms`,
+ * without a string per word for ASCII text.
  */
 export function forEachIndexTerm(text: string, keepStopwords: boolean, visit: TermVisitor): void {
   const lower = text.toLowerCase();
   if (NON_ASCII.test(lower)) {
+    // Rare: accents folded by forEachToken; camel case is only split in ASCII text.
     forEachToken(text, (token) => {
-      if (keepStopwords || !STOPWORDS.has(token)) {
-        const term = stem(token);
-        visit(term, 0, term.length, NO_SUFFIX);
-      }
+      if (keepStopwords || !STOPWORDS.has(token)) visit(token, 0, token.length, NO_SUFFIX);
     });
     return;
   }
+  const keep = (start: number, end: number): boolean =>
+    keepStopwords || end - start > MAX_STOPWORD_LENGTH || !STOPWORD_KEYS.has(shortWordKey(lower, start, end));
   let start = -1;
   const length = lower.length;
   for (let i = 0; i <= length; i++) {
@@ -132,27 +120,14 @@ export function forEachIndexTerm(text: string, keepStopwords: boolean, visit: Te
       if (start < 0) start = i;
     } else if (start >= 0) {
       const end = Math.min(i, start + MAX_TOKEN_LENGTH);
-      if (keepStopwords || end - start > MAX_STOPWORD_LENGTH || !STOPWORD_KEYS.has(shortWordKey(lower, start, end))) {
-        visitStemmed(lower, start, end, visit);
+      const parts = camelBoundaries(text, start, end);
+      if (parts) {
+        for (let p = 1; p < parts.length; p++) if (keep(parts[p - 1]!, parts[p]!)) visit(lower, parts[p - 1]!, parts[p]!, NO_SUFFIX);
       }
+      if (keep(start, end)) visit(lower, start, end, NO_SUFFIX);
       start = -1;
     }
   }
-}
-
-/** `stem` on a slice; keep the two in step. */
-function visitStemmed(source: string, start: number, end: number, visit: TermVisitor): void {
-  if (end - start < 4 || source.charCodeAt(end - 1) !== 115 /* s */) return visit(source, start, end, NO_SUFFIX);
-  const second = source.charCodeAt(end - 2);
-  const third = source.charCodeAt(end - 3);
-  const fourth = source.charCodeAt(end - 4);
-  // "-ies" (not "-eies", "-aies") → "-y"
-  if (second === 101 && third === 105 && fourth !== 101 && fourth !== 97) return visit(source, start, end - 3, CHAR_Y);
-  // "-es" (not "-aes", "-ees", "-oes") → "-e"
-  if (second === 101 && third !== 97 && third !== 101 && third !== 111) return visit(source, start, end - 1, NO_SUFFIX);
-  // "-ss", "-us" stay
-  if (second === 115 || second === 117) return visit(source, start, end, NO_SUFFIX);
-  return visit(source, start, end - 1, NO_SUFFIX);
 }
 
 /** An exact number for a word of at most 4 lowercase letters or digits (base 37), to test stopwords without a string. */
@@ -178,16 +153,32 @@ export function indexTerms(text: string, keepStopwords: boolean): string[] {
 }
 
 export interface ParsedQuery {
-  /** Distinct query terms (stemmed, stopwords dropped unless nothing else is left), at most `maxTerms`. */
+  /** Distinct query words (camel case split, stopwords dropped unless nothing else is left), at most `maxTerms`. */
   terms: string[];
   /** Hash of the whole query's words, compared with each name's to find an exact-name match. */
   nameKey: number;
 }
 
+/** The words of a query: as `tokenize`, with camel-cased words split into their parts. */
+export function queryWords(query: string): string[] {
+  const words: string[] = [];
+  if (NON_ASCII.test(query)) return tokenize(query);
+  const pattern = /[A-Za-z0-9]+/g;
+  for (let match = pattern.exec(query); match !== null; match = pattern.exec(query)) {
+    const start = match.index;
+    const end = Math.min(start + match[0].length, start + MAX_TOKEN_LENGTH);
+    const parts = camelBoundaries(query, start, end);
+    if (!parts) words.push(query.slice(start, end).toLowerCase());
+    else for (let p = 1; p < parts.length; p++) words.push(query.slice(parts[p - 1], parts[p]).toLowerCase());
+  }
+  return words;
+}
+
 export function parseQuery(query: string, maxTerms: number): ParsedQuery {
+  const words = queryWords(query);
+  const meaningful = words.filter((word) => !STOPWORDS.has(word));
+  const terms = [...new Set(meaningful.length > 0 ? meaningful : words)].slice(0, maxTerms);
   const tokens = tokenize(query);
-  const meaningful = tokens.filter((token) => !STOPWORDS.has(token));
-  const terms = [...new Set((meaningful.length > 0 ? meaningful : tokens).map(stem))].slice(0, maxTerms);
   return { terms, nameKey: tokens.length > 0 ? hashString(tokens.join(' ')) : -1 };
 }
 

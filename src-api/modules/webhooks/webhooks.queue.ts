@@ -206,7 +206,7 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
           attemptNumber: number,
         ): void => {
           statements.markInFlight.run({ id: delivery.id, attemptNumber, owner, leaseExpiresAt, now });
-          const request = buildWebhookRequest(endpoint, event, { id: delivery.id, attemptNumber, isTest: delivery.isTest });
+          const request = buildWebhookRequest(endpoint, event, { id: delivery.id, attemptNumber, isTest: delivery.isTest }, clock.now());
           claimed.push(
             insertAttempt(
               {
@@ -280,7 +280,7 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
             updatedAt: now,
           })
           .run();
-        const request = buildWebhookRequest(endpoint, sample, { id: deliveryId, attemptNumber: 1, isTest: true });
+        const request = buildWebhookRequest(endpoint, sample, { id: deliveryId, attemptNumber: 1, isTest: true }, clock.now());
         return insertAttempt(
           { deliveryId, attemptNumber: 1, endpointId: endpoint.id, eventId: sample.id, eventType: sample.type, isTest: true, request },
           now,

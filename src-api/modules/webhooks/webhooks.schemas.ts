@@ -77,6 +77,8 @@ export interface WebhookEndpoint {
 /** Only on creation, rotation and an explicit reveal. */
 export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   secret: string;
+  /** After a rotation: until when the replaced secret still signs deliveries (beside the new one). */
+  previous_secret_expires_at?: string;
 }
 
 export interface WebhookDelivery {

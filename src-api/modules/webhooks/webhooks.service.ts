@@ -11,13 +11,13 @@ import type { EventsService } from '../events/events.service';
 import { events, type EventType } from '../events/events.table';
 import {
   ALL_SAMPLE_EVENTS,
+  buildWebhookRequest,
   generateWebhookSecret,
   NODE_VERIFY_SNIPPET,
   PYTHON_VERIFY_SNIPPET,
   sampleEvent,
-  signWebhookBody,
-  webhookBody,
-  webhookHeaders,
+  SECRET_OVERLAP_MS,
+  WEBHOOK_HEADERS,
 } from './webhooks.payload';
 import { createDeliveryQueue, newLeaseOwner } from './webhooks.queue';
 import {
@@ -201,6 +201,8 @@ export function createWebhooksService({
         url: parsed.url,
         events: parsed.events,
         secret: generateWebhookSecret(secretBytes),
+        previousSecret: null,
+        previousSecretExpiresAt: null,
         description: parsed.description,
         active: true,
         disabledReason: null,
@@ -310,14 +312,30 @@ export function createWebhooksService({
       });
     },
 
-    /** A new secret, in effect at once: every attempt from now on (retries too) is signed with it. */
+    /**
+     * A new secret, signing every attempt from now on (retries too). The old one
+     * stays valid for SECRET_OVERLAP_MS: meanwhile `webhook-signature` carries
+     * both signatures, so receivers switch without losing a delivery. A second
+     * rotation within the overlap drops the oldest secret.
+     */
     rotateSecret(id: string, options: VersionedActorOptions): WebhookEndpointWithSecret {
       return inTransaction(db, () => {
         const current = requireEndpoint(id);
         checkVersion(current, options.expectedVersion);
-        const next = writeEndpoint(current, { secret: generateWebhookSecret(secretBytes) });
-        audit.record({ actor: options.actor, action: 'webhook.rotate_secret', entityType: 'webhook_endpoint', entityId: id });
-        return { ...toWebhookEndpoint(next), secret: next.secret };
+        const previousSecretExpiresAt = new Date(clock.now().getTime() + SECRET_OVERLAP_MS).toISOString();
+        const next = writeEndpoint(current, {
+          secret: generateWebhookSecret(secretBytes),
+          previousSecret: current.secret,
+          previousSecretExpiresAt,
+        });
+        audit.record({
+          actor: options.actor,
+          action: 'webhook.rotate_secret',
+          entityType: 'webhook_endpoint',
+          entityId: id,
+          after: { previous_secret_valid_until: previousSecretExpiresAt },
+        });
+        return { ...toWebhookEndpoint(next), secret: next.secret, previous_secret_expires_at: previousSecretExpiresAt };
       });
     },
 
@@ -469,10 +487,13 @@ export function createWebhooksService({
         endpoint_id: endpoint.id,
         url: endpoint.url,
         previews: samples.map((sample) => {
-          const body = webhookBody(sample);
-          const signature = signWebhookBody(endpoint.secret, body);
-          const headers = webhookHeaders({ eventType: sample.type, deliveryId: 'dlv_preview', attemptNumber: 1, signature, isTest: false });
-          return { event: sample.type, body, signature, headers };
+          const { body, headers } = buildWebhookRequest(
+            endpoint,
+            sample,
+            { id: 'dlv_preview', attemptNumber: 1, isTest: true },
+            clock.now(),
+          );
+          return { event: sample.type, body, signature: headers[WEBHOOK_HEADERS.signature]!, headers };
         }),
         verification: { node: NODE_VERIFY_SNIPPET, python: PYTHON_VERIFY_SNIPPET },
       };

@@ -7,6 +7,9 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   /** Subscribed event kinds; empty means all. */
   events: text('events', { mode: 'json' }).$type<EventType[]>().notNull().default([]),
   secret: text('secret').notNull(),
+  /** The secret a rotation replaced; it still signs (beside the new one) until previous_secret_expires_at. */
+  previousSecret: text('previous_secret'),
+  previousSecretExpiresAt: text('previous_secret_expires_at'),
   description: text('description').notNull().default(''),
   active: integer('active', { mode: 'boolean' }).notNull().default(true),
   disabledReason: text('disabled_reason'),

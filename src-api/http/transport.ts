@@ -1,0 +1,205 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { TransportConfig, TrustProxy } from '../config';
+import { AppError } from '../errors';
+import { problem, sendProblem } from './problem';
+
+/**
+ * What the HTTP layer does before any route runs: socket deadlines and header
+ * limits (Node's own), a valid Host, 405 with Allow for known paths, and one
+ * CORS policy for every public answer, errors and 429s included.
+ */
+
+/** Fastify's server options for the deadlines and header limit of contract section 2. */
+export function transportServerOptions(transport: TransportConfig): {
+  requestTimeout: number;
+  connectionTimeout: number;
+  http: http.ServerOptions;
+} {
+  return {
+    // Node closes a request whose headers or whole body are late with a 408 (see clientErrorHandler).
+    requestTimeout: transport.requestTimeoutMs,
+    // A socket that sends nothing (idle before its first request or between requests) is closed too.
+    connectionTimeout: transport.requestTimeoutMs,
+    http: {
+      headersTimeout: transport.headersTimeoutMs,
+      requestTimeout: transport.requestTimeoutMs,
+      maxHeaderSize: transport.maxHeaderBytes,
+      // Node checks the two deadlines on this interval (30 s by default, which would double them).
+      connectionsCheckingInterval: transport.timeoutCheckIntervalMs,
+    },
+  };
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; code: string; title: string; detail: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'request_timeout',
+    title: 'Request timeout',
+    detail: 'The request did not arrive in time (headers within the header deadline, all of it within the request deadline)',
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'headers_too_large',
+    title: 'Request header fields too large',
+    detail: 'The request headers are larger than 16 KiB',
+  },
+};
+
+/**
+ * Errors Node's parser raises before there is a request (timeouts, oversized or malformed headers,
+ * smuggling attempts): a problem+json answer when the socket can still take one, then the socket closes.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? {
+    status: 400,
+    code: 'bad_request',
+    title: 'Bad request',
+    detail: 'The request is not valid HTTP/1.1',
+  };
+  if (socket.writable) {
+    const body = JSON.stringify(problem(known.status, known.code, known.title, known.detail));
+    socket.write(
+      `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status]}\r\n` +
+        'Content-Type: application/problem+json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
+        'Access-Control-Allow-Origin: *\r\n' +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
+
+// reg-name (RFC 3986 unreserved and sub-delims, no percent-escapes), IPv4, or a bracketed IPv6 literal; then an optional port.
+const HOST_PATTERN = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** True for a Host header a URL can be built from: `example.com`, `127.0.0.1:8787`, `[::1]:80`. */
+export function isValidHost(value: string): boolean {
+  if (!HOST_PATTERN.test(value)) return false;
+  try {
+    return new URL(`http://${value}/`).host.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export class BadHostError extends AppError {
+  constructor() {
+    super(400, 'invalid_host', 'Invalid Host header', 'The Host header is missing, empty or not a valid host[:port]');
+  }
+}
+
+/** onRequest: an HTTP/1.1 request names a valid host (HTTP/1.0 may omit it). */
+export function checkHost(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const host = request.headers.host;
+  if (host === undefined && request.raw.httpVersion === '1.0') return done();
+  done(typeof host === 'string' && isValidHost(host) ? undefined : new BadHostError());
+}
+
+const METHODS: HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/**
+ * Every route's path by method, to answer a known path with another method 405 and `Allow`
+ * (Fastify's router alone only knows "no route": 404). Fed by an onRoute hook.
+ */
+export function createMethodIndex() {
+  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const noop = () => undefined;
+  return {
+    add(method: string, url: string): void {
+      if (!METHODS.includes(method as HTTPMethod) || url.includes('*')) return;
+      if (!router.hasRoute(method as HTTPMethod, url)) router.on(method as HTTPMethod, url, noop);
+    },
+    /** Methods served at `path` (a concrete request path, no query). */
+    allowed(path: string): string[] {
+      return METHODS.filter((method) => router.find(method, path) !== null);
+    },
+  };
+}
+export type MethodIndex = ReturnType<typeof createMethodIndex>;
+
+/** Registers the 404 handler that turns "a known path, another method" into 405 with Allow, and fills the index. */
+export function installMethodHandling(app: FastifyInstance, index: MethodIndex): void {
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) index.add(method, route.url);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = index.allowed(path);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      reply.header('Allow', [...allowed, 'OPTIONS'].join(', '));
+      return sendProblem(
+        reply,
+        problem(405, 'method_not_allowed', 'Method not allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`),
+      );
+    }
+    return sendProblem(reply, problem(404, 'not_found', 'Not found', `No route for ${request.method} ${path}`));
+  });
+  // A bare OPTIONS (no CORS preflight headers) says which methods the path takes.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.method === 'OPTIONS' && reply.statusCode === 204) {
+      const allowed = index.allowed(request.url.split('?')[0] ?? '/');
+      if (allowed.length > 0) reply.header('Allow', [...allowed, 'OPTIONS'].join(', '));
+    }
+    done(null, payload);
+  });
+}
+
+/** Fastify's trustProxy for our config: N proxies trust the N right-most hops; a list trusts hops from those addresses. */
+export function trustProxyOption(trust: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust;
+}
+
+export const API_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Link'];
+
+/** Paths of /api/v1 that answer other origins with nothing: the account's own resources (cookie sessions). */
+const NO_CORS_PREFIXES = ['/me'];
+/** The one POST a browser on another origin may send. */
+const CROSS_ORIGIN_POSTS = ['/agents/search'];
+
+/**
+ * The CORS policy of a request path: any origin may read the public API (GET, HEAD; POST for
+ * search only); `/trpc`, `/me` and everything outside the API get no CORS headers at all.
+ */
+export function corsPolicyFor(url: string, apiPrefix: string): false | { methods: string[] } {
+  const path = (url.split('?')[0] ?? '/').replace(/\/+$/, '');
+  if (path !== apiPrefix && !path.startsWith(`${apiPrefix}/`)) return false;
+  const inner = path.slice(apiPrefix.length) || '/';
+  if (NO_CORS_PREFIXES.some((prefix) => inner === prefix || inner.startsWith(`${prefix}/`))) return false;
+  return { methods: CROSS_ORIGIN_POSTS.includes(inner) ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD'] };
+}
+
+/** @fastify/cors options: the policy above, per request, with the exposed headers and a lenient bare OPTIONS. */
+export function corsOptions(apiPrefix: string): FastifyCorsOptions {
+  return {
+    hook: 'onRequest',
+    delegator: (request, callback) => {
+      const policy = corsPolicyFor(request.url ?? '/', apiPrefix);
+      if (!policy) return callback(null, { origin: false });
+      callback(null, {
+        origin: '*',
+        methods: policy.methods,
+        allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
+        exposedHeaders: API_EXPOSED_HEADERS,
+        maxAge: 600,
+        // A bare OPTIONS (no Origin) is answered 204 with Allow, not a text/plain 400.
+        strictPreflight: false,
+      });
+    },
+  };
+}
+
+/** The CORS headers for answers that skip the hooks (framework errors before routing). */
+export function applyCorsHeaders(request: FastifyRequest, reply: FastifyReply, apiPrefix: string): void {
+  if (!corsPolicyFor(request.url, apiPrefix)) return;
+  reply.header('Access-Control-Allow-Origin', '*');
+  reply.header('Access-Control-Expose-Headers', API_EXPOSED_HEADERS.join(', '));
+}

@@ -1,0 +1,283 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portOf, rawExchange, rowCounts } from '../helpers/raw-http';
+import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
+
+/**
+ * Hostile clients at the socket level (contract section 2): each gets a 4xx or a closed socket,
+ * never a 5xx, never a connection held open, and nothing is written.
+ */
+
+// Short deadlines so stalls are cut within the test's time; the rules are the same as the defaults'.
+const HEADERS_TIMEOUT_MS = 1_500;
+const REQUEST_TIMEOUT_MS = 3_000;
+
+let server: TestServer;
+let port: number;
+let agentId: string;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    transport: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, timeoutCheckIntervalMs: 250 },
+  });
+  port = portOf(server.origin);
+  agentId = server.services.agents.create(agentInput({ name: 'Socket Target' })).id;
+  for (let i = 0; i < 30; i++) server.services.agents.create(agentInput({ name: `Filler ${i}` }));
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const get = (path: string, headers = 'Host: localhost\r\n') => `GET /api/v1${path} HTTP/1.1\r\n${headers}\r\n`;
+const reviewBody = '{"rating":5,"comment":"fine"}';
+
+function expectClientError(statuses: number[]): void {
+  expect(statuses.length).toBeGreaterThan(0);
+  for (const status of statuses) expect(status).toBeLessThan(500);
+  expect(statuses.at(-1)).toBeGreaterThanOrEqual(400);
+}
+
+describe('Host header', () => {
+  for (const host of ['a b', '[::1', '%%%', '', 'exa mple.com:80', 'host:99999999', 'x/y']) {
+    it(`answers 400 problem+json to Host ${JSON.stringify(host)} on a list endpoint`, async () => {
+      const before = rowCounts(server.services.db);
+      const exchange = await rawExchange(port, get('/agents?limit=2', `Host: ${host}\r\nConnection: close\r\n`));
+      expect(exchange.statuses).toEqual([400]);
+      expect(exchange.data).toMatch(/content-type: application\/problem\+json/i);
+      expect(exchange.data).toContain('"code":"invalid_host"');
+      expect(exchange.closed).toBe(true);
+      expect(rowCounts(server.services.db)).toEqual(before);
+    });
+  }
+
+  it('answers 400 to an HTTP/1.1 request without Host', async () => {
+    const exchange = await rawExchange(port, 'GET /api/v1/agents HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(exchange.statuses).toEqual([400]);
+  });
+
+  it('serves valid hosts, with relative Link headers that do not depend on them', async () => {
+    for (const host of ['localhost', '127.0.0.1:8787', '[::1]:8787', 'api.example.com']) {
+      const exchange = await rawExchange(port, get('/agents?limit=2', `Host: ${host}\r\nConnection: close\r\n`));
+      expect(exchange.statuses).toEqual([200]);
+      expect(exchange.data).toMatch(/^link: <\/api\/v1\/agents\?limit=2&page=2>; rel="next"/im);
+    }
+  });
+});
+
+describe('slow and oversized requests', () => {
+  it('closes a request whose body stalls, within the request deadline, and writes nothing', async () => {
+    const before = rowCounts(server.services.db);
+    const exchange = await rawExchange(
+      port,
+      `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n{"rating":`,
+      { waitMs: REQUEST_TIMEOUT_MS + 3_000 },
+    );
+    expect(exchange.closed).toBe(true);
+    expect(exchange.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_500);
+    for (const status of exchange.statuses) expect(status).toBe(408);
+    expect(rowCounts(server.services.db)).toEqual(before);
+  });
+
+  it('answers 408 to headers that never finish, within the header deadline', async () => {
+    const exchange = await rawExchange(port, ['GET /api/v1/health HTTP/1.1\r\n', 'Host: localhost\r\n'], {
+      waitMs: HEADERS_TIMEOUT_MS + 3_000,
+      gapMs: 100,
+    });
+    expect(exchange.closed).toBe(true);
+    expect(exchange.statuses).toEqual([408]);
+    expect(exchange.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + 1_000);
+  });
+
+  it('answers 431 to 70 KB of headers and closes', async () => {
+    const headers = Array.from({ length: 70 }, (_, i) => `X-Filler-${i}: ${'a'.repeat(1000)}\r\n`).join('');
+    const exchange = await rawExchange(port, get('/health', `Host: localhost\r\n${headers}`));
+    expect(exchange.statuses).toEqual([431]);
+    expect(exchange.data).toContain('"code":"headers_too_large"');
+    expect(exchange.closed).toBe(true);
+  });
+
+  it('takes headers just under 16 KiB', async () => {
+    const exchange = await rawExchange(port, get('/health', `Host: localhost\r\nX-Filler: ${'a'.repeat(15_000)}\r\nConnection: close\r\n`));
+    expect(exchange.statuses).toEqual([200]);
+  });
+
+  it('keeps /health answering within a second while 1,500 idle sockets are open, then closes them all', async () => {
+    await (await fetch(`${server.apiBaseUrl}/health`)).arrayBuffer();
+    // Each socket's close is watched from its creation: early ones may be cut before the last connects.
+    const closings: Array<Promise<unknown>> = [];
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 1_500 },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+            closings.push(new Promise((closed) => socket.on('close', closed)));
+            socket.resume(); // read (and drop) the 408, so the server's FIN is seen
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    const closedAll = Promise.all(closings);
+    try {
+      // /health over a connection opened before the flood (as a monitor's would be), three times.
+      const latencies: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const health = await fetch(`${server.apiBaseUrl}/health`);
+        latencies.push(performance.now() - started);
+        expect(health.status).toBe(200);
+        await health.arrayBuffer();
+      }
+      console.log(`/health with 1,500 idle sockets open: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+      for (const ms of latencies) expect(ms).toBeLessThan(1_000);
+      // None is held: each is answered 408 and closed at the header deadline.
+      const closedWithin = await Promise.race([
+        closedAll.then(() => true),
+        new Promise((r) => setTimeout(() => r(false), HEADERS_TIMEOUT_MS + 8_000)),
+      ]);
+      expect(closedWithin).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  }, 30_000);
+});
+
+describe('framing', () => {
+  it('answers pipelined requests in order', async () => {
+    const exchange = await rawExchange(
+      port,
+      get('/health') + get('/agents?limit=1') + get('/health', 'Host: localhost\r\nConnection: close\r\n'),
+    );
+    expect(exchange.statuses).toEqual([200, 200, 200]);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it('stops at a malformed request in a pipeline', async () => {
+    const exchange = await rawExchange(port, get('/health') + 'NOT HTTP AT ALL\r\n\r\n' + get('/health'));
+    // The parser refuses the second request while the first may still be answering: a 400, then the socket closes.
+    expectClientError(exchange.statuses);
+    expect(exchange.statuses.filter((status) => status === 400)).toHaveLength(1);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it('refuses Content-Length with Transfer-Encoding (request smuggling) and runs neither request', async () => {
+    const before = rowCounts(server.services.db);
+    const smuggled = `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${reviewBody.length}\r\n\r\n${reviewBody}`;
+    const chunked = `0\r\n\r\n${smuggled}`;
+    const exchange = await rawExchange(
+      port,
+      `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${chunked.length}\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`,
+    );
+    expectClientError(exchange.statuses);
+    expect(exchange.statuses).toEqual([400]);
+    expect(exchange.closed).toBe(true);
+    expect(rowCounts(server.services.db)).toEqual(before);
+  });
+
+  it('refuses two different Content-Length values and an obfuscated Transfer-Encoding', async () => {
+    const before = rowCounts(server.services.db);
+    for (const headers of [
+      `Content-Length: ${reviewBody.length}\r\nContent-Length: 5\r\n`,
+      `Content-Length: ${reviewBody.length}\r\nTransfer-Encoding: xchunked\r\n`,
+      `Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n`,
+    ]) {
+      const exchange = await rawExchange(
+        port,
+        `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${headers}\r\n${reviewBody}`,
+      );
+      expectClientError(exchange.statuses);
+      expect(exchange.closed).toBe(true);
+    }
+    expect(rowCounts(server.services.db)).toEqual(before);
+  });
+});
+
+describe('methods', () => {
+  it('answers a known path with another method 405 and Allow', async () => {
+    const response = await server.api('/agents', { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    expect(await response.json()).toMatchObject({ status: 405, code: 'method_not_allowed' });
+
+    const search = await server.api('/agents/search', { method: 'PUT' });
+    expect(search.status).toBe(405);
+    expect(search.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
+
+    const byId = await server.api(`/agents/${agentId}`, { method: 'PATCH' });
+    expect(byId.status).toBe(405);
+  });
+
+  it('still answers an unknown path 404', async () => {
+    const response = await server.api('/nothing-here', { method: 'DELETE' });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('answers a bare OPTIONS 204 with Allow, not a text/plain 400', async () => {
+    const response = await server.api('/agents', { method: 'OPTIONS' });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+  });
+});
+
+describe('CORS', () => {
+  const origin = 'https://client.example';
+
+  it('allows reads from any origin and exposes the limit and paging headers', async () => {
+    const response = await server.api('/agents?limit=1', { headers: { origin } });
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-expose-headers')).toBe('RateLimit, RateLimit-Policy, Retry-After, Link');
+  });
+
+  it('sends CORS headers on errors too (404, 400, 405)', async () => {
+    for (const [path, init] of [
+      ['/agents/nope-404', {}],
+      ['/agents?limit=1000', {}],
+      ['/agents', { method: 'DELETE' }],
+    ] as const) {
+      const response = await server.api(path, { ...init, headers: { origin } });
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  it('lets POST /agents/search through a preflight, and no other POST', async () => {
+    const preflight = (path: string) =>
+      server.api(path, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+    const search = await preflight('/agents/search');
+    expect(search.status).toBe(204);
+    expect(search.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST');
+    expect(search.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+
+    const reviews = await preflight(`/agents/${agentId}/reviews`);
+    expect(reviews.headers.get('access-control-allow-methods')).toBe('GET, HEAD');
+  });
+
+  it('sends no CORS headers on /trpc or /me', async () => {
+    for (const url of [`${server.origin}/trpc/stats.overview`, `${server.apiBaseUrl}/me`]) {
+      const response = await fetch(url, { headers: { origin } });
+      expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+});
+
+describe('CORS on 429', () => {
+  it('a limited answer carries CORS and exposes Retry-After and RateLimit', async () => {
+    const limited = await startTestServer({ rateLimit: { enabled: true, anonymousReads: 1 } });
+    try {
+      const origin = 'https://client.example';
+      expect((await limited.api('/agents', { headers: { origin } })).status).toBe(200);
+      const response = await limited.api('/agents', { headers: { origin } });
+      expect(response.status).toBe(429);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-expose-headers')).toContain('Retry-After');
+      expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+    } finally {
+      await limited.close();
+    }
+  });
+});
