@@ -83,7 +83,11 @@ export class UnauthorizedError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number, policy: string) {
+  constructor(
+    retryAfterSeconds: number,
+    /** The limit that refused the request (`reads`, `writes`, `sign-in`, …), for /metrics. */
+    readonly policy: string,
+  ) {
     super(429, 'rate_limited', 'Too many requests', `Rate limit "${policy}" exceeded; retry in ${retryAfterSeconds} s`, {
       retryAfterSeconds,
     });
@@ -135,7 +139,12 @@ export class InvalidCredentialsError extends AppError {
 
 export class EmailNotVerifiedError extends AppError {
   constructor() {
-    super(403, 'email_not_verified', 'E-mail not verified', 'Open the link in the verification mail first; signing up again sends a new one');
+    super(
+      403,
+      'email_not_verified',
+      'E-mail not verified',
+      'Open the link in the verification mail first; signing up again sends a new one',
+    );
   }
 }
 
