@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
+import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
 import { createAccountRecords } from './modules/accounts/account-records';
@@ -33,6 +34,8 @@ export interface ServiceDeps {
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
 export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
   const base = { db, clock, ids };
+  // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
+  const dnsResolver = createDnsResolver(dnsResolverOptions(config));
   const audit = createAuditService(base);
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
@@ -63,10 +66,14 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     events,
     allowPrivateUrls: config.allowPrivateUrls,
     verifyTimeoutMs: config.claimCheckTimeoutMs,
+    resolver: dnsResolver,
+    forgeRawBases: config.forgeRawBases,
+    recheckIntervalMs: config.ownershipRecheckIntervalMs,
+    quotas: config.rateLimit.enabled,
   });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
-  const stats = createStatsService(base);
+  const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });
@@ -79,6 +86,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     config,
     clock,
     ids,
+    dnsResolver,
     audit,
     events,
     keys,

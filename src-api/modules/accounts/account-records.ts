@@ -5,7 +5,7 @@ import type { Page, PageQuery } from '../../lib/schemas';
 import { toAgentProfile } from '../agents/agent-profile';
 import type { AgentProfile } from '../agents/agents.schemas';
 import { agents } from '../agents/agents.table';
-import { toNewClaim } from '../claims/claims.service';
+import { toNewClaim } from '../claims/claim-views';
 import { claims } from '../claims/claims.table';
 import type { NewClaim } from '../claims/claims.schemas';
 import { reviews } from '../reviews/reviews.table';

@@ -289,6 +289,9 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         sourceUrlKey: sourceUrlKey(sourceUrl),
         verified: data.verified ?? false,
         listed: data.listed ?? true,
+        status: 'active',
+        statusMessage: null,
+        ownerAccountId: null,
         trustScore: 0,
         ratingCount: 0,
         ratingSum: 0,
@@ -296,7 +299,6 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         changeSeq: 0, // assigned when written
         createdAt,
         updatedAt: data.updated_at ?? createdAt,
-        ownerAccountId: null,
       };
       row.trustScore = trust(row);
       operations.push({ kind: 'create', row });

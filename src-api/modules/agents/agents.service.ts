@@ -293,13 +293,15 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
           sourceUrlKey: sourceUrlKey(input.source_url),
           verified: false,
           listed: true,
+          status: 'active',
+          statusMessage: null,
+          ownerAccountId: null,
           ratingCount: 0,
           ratingSum: 0,
           version: 1,
           changeSeq: nextChangeSeq(),
           createdAt: options.createdAt ?? now,
           updatedAt: options.createdAt ?? now,
-          ownerAccountId: null,
         };
         const row: AgentRow = { ...base, trustScore: trustOf(base) };
         db.insert(agents).values(row).run();
