@@ -1,7 +1,7 @@
 // Builds a target when its build is missing or older than its sources, and
 // does nothing (quickly) otherwise. `npm run serve` and `npm run cli` run it
 // first (preserve, precli), `npm start`, the benchmarks and the Electron shell test use it too.
-//   node scripts/ensure-build.mjs web        → out/web (the console for the browser)
+//   node scripts/ensure-build.mjs web        → out/web (the console and the developer dashboard for the browser)
 //   node scripts/ensure-build.mjs api        → out/api (serve.js and cli.js, the headless server and the CLI)
 //   node scripts/ensure-build.mjs electron   → out/main, out/preload, out/renderer
 import { spawnSync } from 'node:child_process';
@@ -17,8 +17,9 @@ const vite = () => path.join(path.dirname(require.resolve('vite/package.json')),
 
 const TARGETS = {
   web: {
-    description: "console's web build (out/web)",
-    output: 'out/web/index.html',
+    description: 'web build of the console and the developer dashboard (out/web)',
+    // The last page of the build: an older build without the dashboard counts as missing.
+    output: 'out/web/dashboard/index.html',
     inputs: ['src-renderer', 'vite.web.config.ts', 'package-lock.json'],
     command: () => [vite(), 'build', '--config', 'vite.web.config.ts', '--logLevel', 'warn'],
   },

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerBackupCommand } from './cli/backup-command';
 import { CliError } from './cli/context';
 import { registerExportCommand } from './cli/export-command';
 import { registerImportCommand } from './cli/import-command';
@@ -19,6 +20,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerExportCommand,
   registerKeysCommand,
   registerWebhooksCommand,
+  registerBackupCommand,
 ];
 
 const EXIT_OK = 0;
@@ -27,7 +29,7 @@ const EXIT_USAGE = 2;
 
 function buildProgram(): Command {
   const program = new Command('cli')
-    .description('Agent Directory maintenance commands (import, export, API keys, webhooks) over a data dir')
+    .description('Agent Directory maintenance commands (import, export, API keys, webhooks, backup, restore) over a data dir')
     .usage('<command> [options]')
     // Throw instead of exiting, so that main() decides the exit code. Set before
     // the commands are added: subcommands inherit these settings.

@@ -49,12 +49,16 @@ export const webhookConfigSchema = z.object({
   timeoutMs: z.number().int().positive(),
   /** How many deliveries are in flight at once. */
   concurrency: z.number().int().positive(),
+  /** How many of them one endpoint may hold (every process counted), so a slow or failing endpoint cannot take every slot. */
+  perEndpointConcurrency: z.number().int().positive(),
   /** How often the dispatcher looks for due deliveries when idle. */
   pollIntervalMs: z.number().int().positive(),
   /** Consecutive failed deliveries after which an endpoint is disabled. */
   disableAfterFailures: z.number().int().positive(),
 });
 
+export const METRICS_ACCESS = ['local', 'token', 'off'] as const;
+export type MetricsAccess = (typeof METRICS_ACCESS)[number];
 export const mailConfigSchema = z.object({
   /** smtp://user:pass@host:port (smtps:// for TLS); undefined writes every mail as an .eml file into <dataDir>/mail/. */
   smtpUrl: z.string().min(1).optional(),
@@ -108,6 +112,8 @@ export const configSchema = z.object({
   statsCacheTtlMs: z.number().int().nonnegative(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
+  /** Who may read GET /metrics: loopback clients or the admin token (`local`), the admin token only (`token`), nobody (`off`). */
+  metrics: z.enum(METRICS_ACCESS),
   /** DNS servers (`ip:port` or `ip`) for our own lookups (claim TXT records); empty: the system's servers. */
   dnsServers: z.array(z.string().min(1)),
   /** Deadline of one DNS query to those servers. */
@@ -168,6 +174,7 @@ export const defaultConfig: Config = {
     jitter: 0.2,
     timeoutMs: 10_000,
     concurrency: 8,
+    perEndpointConcurrency: 4,
     pollIntervalMs: 1_000,
     disableAfterFailures: 50,
   },
@@ -177,6 +184,7 @@ export const defaultConfig: Config = {
   claimCheckConcurrency: 8,
   statsCacheTtlMs: 60_000,
   profileCacheEntries: 150_000,
+  metrics: 'local',
   dnsServers: [],
   dnsTimeoutMs: 3_000,
   forgeRawBases: {},
@@ -244,6 +252,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
   }
+  if (env.AGENTDIR_METRICS) overrides.metrics = parseMetricsAccess(env.AGENTDIR_METRICS, 'AGENTDIR_METRICS');
   if (env.AGENTDIR_DNS_SERVERS) overrides.dnsServers = parseDnsServers(env.AGENTDIR_DNS_SERVERS, 'AGENTDIR_DNS_SERVERS');
   if (env.AGENTDIR_FORGE_RAW_BASES) overrides.forgeRawBases = parseForgeRawBases(env.AGENTDIR_FORGE_RAW_BASES, 'AGENTDIR_FORGE_RAW_BASES');
   if (env.AGENTDIR_OWNERSHIP_RECHECK_INTERVAL_MS) {
@@ -334,6 +343,13 @@ export function parseOnOff(value: string, source: string): boolean {
   if (['on', 'true', '1', 'yes'].includes(normalized)) return true;
   if (['off', 'false', '0', 'no'].includes(normalized)) return false;
   throw new ConfigError(`${source} must be "on" or "off", got "${value}"`);
+}
+
+export function parseMetricsAccess(value: string, source: string): MetricsAccess {
+  const normalized = value.trim().toLowerCase();
+  const access = METRICS_ACCESS.find((candidate) => candidate === normalized);
+  if (!access) throw new ConfigError(`${source} must be one of ${METRICS_ACCESS.join(', ')}, got "${value}"`);
+  return access;
 }
 
 /**

@@ -76,13 +76,73 @@ export class UnauthorizedError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number, policy: string) {
+  constructor(
+    retryAfterSeconds: number,
+    /** The limit that refused the request (`reads`, `writes`, `sign-in`, …), for /metrics. */
+    readonly policy: string,
+  ) {
     super(429, 'rate_limited', 'Too many requests', `Rate limit "${policy}" exceeded; retry in ${retryAfterSeconds} s`, {
       retryAfterSeconds,
     });
   }
 }
 
+/** A backup could not be written (`cli backup`, the console's "back up now"). */
+export class BackupFailedError extends AppError {
+  constructor(detail: string) {
+    super(422, 'backup_failed', 'Backup failed', detail);
+  }
+}
+
+/** A file given to `cli restore` that is not a sound backup of this application. */
+export class InvalidBackupError extends AppError {
+  constructor(detail: string) {
+    super(422, 'invalid_backup', 'Not a backup of this directory', detail);
+  }
+}
+
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
+}
+
+export class ForbiddenError extends AppError {
+  constructor(detail: string, code = 'forbidden') {
+    super(403, code, 'Forbidden', detail);
+  }
+}
+
+export class WeakPasswordError extends AppError {
+  constructor(detail: string) {
+    super(400, 'weak_password', 'Weak password', detail, { errors: [{ pointer: '/password', detail }] });
+  }
+}
+
+export class InvalidTokenError extends AppError {
+  constructor() {
+    super(400, 'invalid_token', 'Invalid token', 'The link is invalid, expired or has been used already; ask for a new one');
+  }
+}
+
+/** Unknown e-mail and wrong password get this one answer, so nobody learns which addresses have accounts. */
+export class InvalidCredentialsError extends AppError {
+  constructor() {
+    super(401, 'invalid_credentials', 'Invalid credentials', 'The e-mail address or the password is wrong');
+  }
+}
+
+export class EmailNotVerifiedError extends AppError {
+  constructor() {
+    super(
+      403,
+      'email_not_verified',
+      'E-mail not verified',
+      'Open the link in the verification mail first; signing up again sends a new one',
+    );
+  }
+}
+
+export class LimitExceededError extends AppError {
+  constructor(detail: string) {
+    super(409, 'limit_exceeded', 'Limit exceeded', detail);
+  }
 }

@@ -2,11 +2,13 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   configFromEnv,
   createConfig,
+  parseMetricsAccess,
   parseOnOff,
   parsePort,
   parsePublicUrl,
   parseTrustProxy,
   type ConfigOverrides,
+  type MetricsAccess,
   type TrustProxy,
 } from './config';
 import { consoleExtensions } from './console/console.extensions';
@@ -33,6 +35,12 @@ async function main(argv: string[]): Promise<void> {
       ),
     )
     .option('--log-requests', 'log every request to stdout')
+    .addOption(
+      new Option(
+        '--metrics <local|token|off>',
+        'who may read GET /metrics (default local: loopback or the admin token; env AGENTDIR_METRICS)',
+      ).argParser((value) => wrap(() => parseMetricsAccess(value, '--metrics'))),
+    )
     .option(
       '--smtp-url <url>',
       'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/',
@@ -53,6 +61,7 @@ async function main(argv: string[]): Promise<void> {
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
     logRequests?: boolean;
+    metrics?: MetricsAccess;
     smtpUrl?: string;
     mailFrom?: string;
     publicUrl?: string;
@@ -68,6 +77,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.trustProxy !== undefined && { trustProxy: flags.trustProxy === true ? 1 : flags.trustProxy }),
     ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(flags.logRequests && { logRequests: true }),
+    ...(flags.metrics !== undefined && { metrics: flags.metrics }),
     ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
     mail: {

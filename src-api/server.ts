@@ -35,7 +35,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
   }
   const adminToken = resolveAdminToken(config);
 
-  const app = await buildApp({ services, config, extensions: options.extensions?.(services, adminToken) ?? [] });
+  const app = await buildApp({ services, config, adminToken, extensions: options.extensions?.(services, adminToken) ?? [] });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -3,8 +3,10 @@ import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
+import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
+import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeysService } from './modules/keys/keys.service';
@@ -36,6 +38,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
+  const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit });
+  // Closing an account revokes its keys (its webhook endpoints are removed below).
+  accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
   const search = createSearchService({ ...base, agents });
   const reviews = createReviewsService({ ...base, agents, events, audit });
@@ -55,6 +60,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
+  const backups = createBackupService({ db, config, clock, audit });
 
   return {
     db,
@@ -64,6 +70,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     events,
     keys,
+    accounts,
     agents,
     search,
     reviews,
@@ -74,6 +81,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     stats,
     webhooks,
     webhookDispatcher,
+    backups,
     publicUrl,
     mail,
     mailWorker,

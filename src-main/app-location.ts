@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** Where the console is loaded from, and which URLs count as "the app" for navigation and IPC. */
@@ -33,4 +34,23 @@ export function isExternalWebUrl(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where electron-builder puts the migrations in a packaged app: `extraResources` … `to: migrations` in electron-builder.yml. */
+export const PACKAGED_MIGRATIONS = 'migrations';
+
+/**
+ * The migrations folder: beside the asar in a packaged app (process.resourcesPath,
+ * copied there by electron-builder), in the project's resources/ otherwise.
+ */
+export function migrationsFolder({
+  isPackaged,
+  resourcesPath,
+  appPath,
+}: {
+  isPackaged: boolean;
+  resourcesPath: string;
+  appPath: string;
+}): string {
+  return isPackaged ? path.join(resourcesPath, PACKAGED_MIGRATIONS) : path.join(appPath, 'resources', 'migrations');
 }

@@ -4,7 +4,7 @@ import { app, BrowserWindow, dialog, session } from 'electron';
 import { contentSecurityPolicy } from '../src-api/console/csp';
 import type { RunningServer } from '../src-api/server';
 import { startDesktopApi } from './api-server';
-import { appLocation } from './app-location';
+import { appLocation, migrationsFolder } from './app-location';
 import { serveTrpcOverIpc } from './ipc';
 import { createMainWindow, secureSession } from './window';
 
@@ -32,9 +32,7 @@ async function start(): Promise<void> {
   );
   server = await startDesktopApi({
     dataDir: app.getPath('userData'),
-    migrationsFolder: app.isPackaged
-      ? path.join(process.resourcesPath, 'migrations')
-      : path.join(app.getAppPath(), 'resources', 'migrations'),
+    migrationsFolder: migrationsFolder({ isPackaged: app.isPackaged, resourcesPath: process.resourcesPath, appPath: app.getAppPath() }),
   });
   console.log(`Agent Directory API: ${server.apiBaseUrl}`);
   openWindow();

@@ -2,6 +2,7 @@ import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCLink } from 
 import { ipcLink } from 'trpc-electron/renderer';
 import type { TrpcErrorData } from '../src-api/trpc/init';
 import type { AppRouter } from '../src-api/trpc/root';
+import type { ConsoleError } from './shared/errors';
 
 /**
  * The console's one way to the API. In Electron the preload exposes
@@ -27,12 +28,7 @@ function transportLink(): TRPCLink<AppRouter> {
 
 export const trpc = createTRPCClient<AppRouter>({ links: [transportLink()] });
 
-/** An error as the console shows it: our snake_case code and a sentence for a person. */
-export interface ConsoleError {
-  code: string;
-  message: string;
-  status?: number;
-}
+export type { ConsoleError };
 
 interface ProblemBody {
   code?: unknown;

@@ -6,6 +6,18 @@ import { projectPath } from '../lib/project-root';
 import { CONSOLE_CSP } from './csp';
 
 export const CONSOLE_PREFIX = '/console';
+export const DASHBOARD_PREFIX = '/dashboard';
+
+/**
+ * The two apps of the web build (vite.web.config.ts): the moderator console
+ * and the developer dashboard. One build, one folder: the dashboard's page is
+ * dashboard/index.html and its scripts and styles are the shared files under
+ * /console/assets/.
+ */
+const WEB_APPS = [
+  { prefix: CONSOLE_PREFIX, page: 'index.html', title: 'console', servesFiles: true },
+  { prefix: DASHBOARD_PREFIX, page: 'dashboard/index.html', title: 'developer dashboard', servesFiles: false },
+] as const;
 
 /** Where `npm run build:web` writes the console (vite.web.config.ts); found the same from the sources and from out/api. */
 export function defaultWebRoot(): string {
@@ -34,23 +46,23 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-const NOT_BUILT_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Console not built</title>
+const notBuiltPage = (title: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not built</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1f2937}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:4px}</style>
-</head><body><h1>The console has not been built yet</h1>
-<p>This server serves the console's web build from <code>out/web</code>, and there is none.
+</head><body><h1>The ${title} has not been built yet</h1>
+<p>This server serves the ${title}'s web build from <code>out/web</code>, and there is none.
 Run <code>npm run build:web</code> in the repository, then reload this page.
 (<code>npm run serve</code> builds it by itself when it is missing.)</p>
 <p>The REST API works regardless: <a href="/api/v1/docs">/api/v1/docs</a>.</p></body></html>
 `;
 
 /**
- * The console's web build at /console: static files, and index.html for any
- * other path below it so that the client-side router can take over.
+ * The web build: the console at /console (static files, and index.html for
+ * any other path below it so that the client-side router can take over) and
+ * the dashboard at /dashboard (its page for any path below it).
  */
 export function consoleWebPlugin({ webRoot = defaultWebRoot() }: ConsoleWebOptions = {}): FastifyPluginAsync {
   const root = path.resolve(webRoot);
-  const indexFile = path.join(root, 'index.html');
 
   return async (scope) => {
     scope.addHook('onSend', async (_request, reply) => {
@@ -60,26 +72,29 @@ export function consoleWebPlugin({ webRoot = defaultWebRoot() }: ConsoleWebOptio
       reply.header('Cross-Origin-Opener-Policy', 'same-origin');
     });
 
-    const serve = async (relative: string, reply: FastifyReply) => {
-      if (!(await isFile(indexFile))) {
-        return reply.status(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
-      }
-      const file = path.resolve(root, `.${path.posix.sep}${relative}`);
-      const inside = file === root || file.startsWith(`${root}${path.sep}`);
-      if (inside && relative !== '' && !relative.includes('\0') && (await isFile(file))) {
-        return sendFile(reply, file, relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
-      }
-      // A missing file (it has an extension) is a 404; anything else is a route of the console.
-      if (path.posix.extname(relative) !== '') {
-        return sendProblem(reply, problem(404, 'not_found', 'Not found', `No console file ${CONSOLE_PREFIX}/${relative}`));
-      }
-      return sendFile(reply, indexFile, 'no-cache');
-    };
+    for (const app of WEB_APPS) {
+      const pageFile = path.join(root, app.page);
+      const serve = async (relative: string, reply: FastifyReply) => {
+        if (!(await isFile(pageFile))) {
+          return reply.status(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(notBuiltPage(app.title));
+        }
+        const file = path.resolve(root, `.${path.posix.sep}${relative}`);
+        const inside = file === root || file.startsWith(`${root}${path.sep}`);
+        if (app.servesFiles && inside && relative !== '' && !relative.includes('\0') && (await isFile(file))) {
+          return sendFile(reply, file, relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+        }
+        // A missing file (it has an extension) is a 404; anything else is a route of the app.
+        if (path.posix.extname(relative) !== '') {
+          return sendProblem(reply, problem(404, 'not_found', 'Not found', `No ${app.title} file ${app.prefix}/${relative}`));
+        }
+        return sendFile(reply, pageFile, 'no-cache');
+      };
 
-    scope.get(CONSOLE_PREFIX, { schema: { hide: true } }, async (_request, reply) => serve('', reply));
-    scope.get(`${CONSOLE_PREFIX}/*`, { schema: { hide: true } }, async (request, reply) =>
-      serve((request.params as { '*': string })['*'], reply),
-    );
+      scope.get(app.prefix, { schema: { hide: true } }, async (_request, reply) => serve('', reply));
+      scope.get(`${app.prefix}/*`, { schema: { hide: true } }, async (request, reply) =>
+        serve((request.params as { '*': string })['*'], reply),
+      );
+    }
   };
 }
 

@@ -10,3 +10,4 @@ export * from '../modules/events/events.table';
 export * from '../modules/webhooks/webhooks.table';
 export * from '../modules/audit/audit.table';
 export * from '../modules/mail/mail.table';
+export * from '../modules/accounts/accounts.table';

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -12,6 +13,8 @@ import {
 } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
 import { AppError, InvalidApiKeyError, RateLimitedError } from '../errors';
+import { createMetrics } from '../modules/metrics/metrics.registry';
+import { installMetrics } from '../modules/metrics/metrics.routes';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
@@ -59,10 +62,12 @@ export interface BuildAppOptions {
   /** Extra plugins mounted at the root after the API (the console's /trpc and static files). */
   extensions?: FastifyPluginAsyncZod[];
   logger?: FastifyServerOptions['logger'];
+  /** Opens GET /metrics to any client that sends it (see config.metrics). */
+  adminToken?: string;
 }
 
 /** The public REST API as a Fastify instance; `serve`, Electron and tests all start it through here. */
-export async function buildApp({ services, config, extensions = [], logger }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, config, extensions = [], logger, adminToken }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? (config.logRequests ? { level: 'info' } : false),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -79,8 +84,12 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // Session cookies of accounts (REST /me and the console's /trpc).
+  await app.register(fastifyCookie);
   // Before any route is added: the method index behind 405s is fed by onRoute.
   installMethodHandling(app, createMethodIndex());
+  // Before any route, so that its onResponse hook counts them all.
+  installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
   await app.register(fastifyCors, corsOptions(API_PREFIX));
   app.addHook('onRequest', checkHost);
@@ -117,6 +126,9 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
       body = problem(500, 'internal_error', 'Internal error', 'Something went wrong on our side; it has been logged');
     }
     logIfServerError(request, error, body);
+    // Limits enforced by services (sign-in attempts) say when to retry, like the rate limiter does.
+    const retryAfter = error instanceof AppError ? error.extra.retryAfterSeconds : undefined;
+    if (retryAfter !== undefined && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(retryAfter));
     return sendProblem(reply, body);
   });
 
@@ -135,6 +147,7 @@ export async function buildApp({ services, config, extensions = [], logger }: Bu
         securitySchemes: {
           bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
           headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'agentdir_session', description: 'The session cookie set by POST /sessions' },
         },
       },
     },

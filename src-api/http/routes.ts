@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
+import { accountsRoutes } from '../modules/accounts/accounts.routes';
+import { meRoutes } from '../modules/accounts/me.routes';
 import { agentsRoutes } from '../modules/agents/agents.routes';
 import { claimsRoutes } from '../modules/claims/claims.routes';
 import { healthRoutes } from '../modules/stats/health.routes';
@@ -31,6 +33,8 @@ export const apiRoutes: ApiRoutes = async (api, options) => {
     claimsRoutes,
     newsletterRoutes,
     marketingRoutes,
+    accountsRoutes,
+    meRoutes,
   ]) {
     await api.register(routes, options);
   }

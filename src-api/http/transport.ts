@@ -160,8 +160,8 @@ export function trustProxyOption(trust: TrustProxy): boolean | string[] | ((addr
 
 export const API_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Link'];
 
-/** Paths of /api/v1 that answer other origins with nothing: the account's own resources (cookie sessions). */
-const NO_CORS_PREFIXES = ['/me'];
+/** Paths of /api/v1 that answer other origins with nothing: the account's own resources, sign-up and sign-in (cookie sessions). */
+const NO_CORS_PREFIXES = ['/me', '/accounts', '/sessions'];
 /** The one POST a browser on another origin may send. */
 const CROSS_ORIGIN_POSTS = ['/agents/search'];
 

@@ -10,6 +10,7 @@ import { submissionsRouter } from '../modules/submissions/submissions.router';
 import { claimsRouter } from '../modules/claims/claims.router';
 import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
+import { backupRouter } from '../modules/backup/backup.router';
 
 /**
  * The console's API, one router per domain; both transports (HTTP /trpc in
@@ -27,6 +28,7 @@ export const appRouter = router({
   audit: auditRouter,
   keys: keysRouter,
   newsletter: newsletterRouter,
+  backup: backupRouter,
 });
 
 export type AppRouter = typeof appRouter;

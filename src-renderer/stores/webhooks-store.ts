@@ -2,10 +2,22 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
+import type { EventKind } from '../shared/webhooks/webhook-types';
 import { trpc } from '../trpc';
 
 type Outputs = inferRouterOutputs<AppRouter>['webhooks'];
 type Inputs = inferRouterInputs<AppRouter>['webhooks'];
+
+export type {
+  DeliveriesQuery,
+  DeliveryStatus,
+  EventKind,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookPreview,
+  WebhookTestResult,
+} from '../shared/webhooks/webhook-types';
 
 /** An endpoint as the list shows it: no secret, with its latest delivery. */
 export type WebhookEndpoint = Outputs['list']['endpoints'][number];
@@ -13,14 +25,6 @@ export type WebhookEndpoint = Outputs['list']['endpoints'][number];
 export type WebhookEndpointCore = Outputs['get'];
 /** Only after creating, rotating or revealing. */
 export type WebhookEndpointWithSecret = Outputs['create'];
-export type EventKind = Outputs['list']['eventKinds'][number];
-export type WebhookDelivery = Outputs['deliveries']['deliveries'][number];
-export type DeliveryStatus = WebhookDelivery['status'];
-export type WebhookDeliveryDetail = Outputs['delivery'];
-export type WebhookAttempt = WebhookDeliveryDetail['attempts'][number];
-export type WebhookTestResult = Outputs['sendTest'];
-export type WebhookPreview = Outputs['preview'];
-export type DeliveriesQuery = Exclude<Inputs['deliveries'], void>;
 export type EndpointInput = Inputs['create'];
 export type EndpointPatch = Omit<Inputs['update'], 'id' | 'expectedVersion'>;
 

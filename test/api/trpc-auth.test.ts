@@ -192,3 +192,19 @@ describe('/console', () => {
     fs.rmSync(outside, { force: true });
   });
 });
+
+describe('/dashboard', () => {
+  it('serves the dashboard page for its client-side routes, with the same strict CSP', async () => {
+    fs.mkdirSync(path.join(webRoot, 'dashboard'), { recursive: true });
+    fs.writeFileSync(path.join(webRoot, 'dashboard', 'index.html'), '<!doctype html><title>dashboard</title>');
+    for (const route of ['/dashboard', '/dashboard/', '/dashboard/keys', '/dashboard/verify-email?token=abc']) {
+      const response = await fetch(`${server.origin}${route}`);
+      expect(response.status, route).toBe(200);
+      expect(await response.text()).toContain('<title>dashboard</title>');
+      expect(response.headers.get('content-security-policy') ?? '').toContain("script-src 'self'");
+    }
+    // Its scripts come from /console/assets; it serves no files of its own, nor the console's page.
+    expect((await fetch(`${server.origin}/dashboard/index.html`)).status).toBe(404);
+    expect((await fetch(`${server.origin}/dashboard/assets/app-1234.js`)).status).toBe(404);
+  });
+});

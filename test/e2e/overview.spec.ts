@@ -92,3 +92,18 @@ test('the overview says when it cannot load, and recovers', async ({ page }) => 
   await overview.error.getByRole('button', { name: 'Try again' }).click();
   await overview.expectLoaded();
 });
+
+test('the backup card backs up the database now and shows the last backup', async ({ page }) => {
+  const overview = new OverviewDashboard(page);
+  await overview.goto();
+  await overview.expectLoaded();
+  const card = page.getByTestId('backup-card');
+  await expect(card).toBeVisible();
+  const before = await card.textContent();
+
+  await card.getByTestId('backup-now').click();
+  const last = card.getByTestId('backup-last');
+  await expect(last).toContainText(/Last backup .*: [\d,]+ agents, [\d.]+ MB, agent-directory-\d{8}T\d{6}Z\.sqlite/);
+  expect(await card.textContent()).not.toBe(before);
+  await expect(card.getByTestId('backup-error')).toHaveCount(0);
+});

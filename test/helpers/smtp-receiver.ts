@@ -49,7 +49,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
           (parsed) => {
             const text = parsed.text ?? '';
             const mail: ReceivedMail = {
-              to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+              to: session.envelope.rcptTo.map((rcpt) => rcpt.address.toLowerCase()),
               subject: parsed.subject ?? '',
               text,
               html: typeof parsed.html === 'string' ? parsed.html : '',
@@ -112,6 +112,10 @@ export function tokenFromMail(mail: ReceivedMail, pathEnd: string, param = 'toke
 
 function rawHeaders(parsed: ParsedMail): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const { key, line } of parsed.headerLines) headers[key] = line.slice(line.indexOf(':') + 1).replace(/\r?\n\s+/g, ' ').trim();
+  for (const { key, line } of parsed.headerLines)
+    headers[key] = line
+      .slice(line.indexOf(':') + 1)
+      .replace(/\r?\n\s+/g, ' ')
+      .trim();
   return headers;
 }

@@ -13,6 +13,18 @@ describe('config from the environment', () => {
   });
 });
 
+describe('metrics access', () => {
+  it('is local by default and follows AGENTDIR_METRICS', () => {
+    expect(createConfig().metrics).toBe('local');
+    expect(createConfig(configFromEnv({ AGENTDIR_METRICS: 'token' })).metrics).toBe('token');
+    expect(createConfig(configFromEnv({ AGENTDIR_METRICS: 'OFF' })).metrics).toBe('off');
+  });
+
+  it('refuses an unknown mode with a message naming the variable', () => {
+    expect(() => configFromEnv({ AGENTDIR_METRICS: 'public' })).toThrow(/AGENTDIR_METRICS must be one of local, token, off/);
+  });
+});
+
 describe('--trust-proxy and AGENTDIR_TRUST_PROXY', () => {
   it('reads on/off, a number of proxies, or a list of addresses and CIDR ranges', () => {
     expect(parseTrustProxy('on', 'x')).toBe(1);

@@ -122,7 +122,8 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
 });
 
 it('claiming is atomic: concurrent claims over two connections never hand out one delivery twice', () => {
-  const config = createConfig({ dataDir: makeTempDir(), webhooks: {} });
+  // One endpoint: lift its in-flight cap so all 50 can be claimed (fairness is test/webhooks/fairness.test.ts).
+  const config = createConfig({ dataDir: makeTempDir(), webhooks: { perEndpointConcurrency: 1_000 } });
   const a = open(config);
   const b = open(config);
   a.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });

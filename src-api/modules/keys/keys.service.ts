@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, isNull } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { InvalidApiKeyError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
@@ -44,7 +44,8 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
   const lastUsedWritten = new Map<string, number>();
 
   return {
-    create(name: string, actor = 'cli'): ApiKeySummary & { key: string } {
+    /** Issues a key; `accountId` when an account issues it from its dashboard. */
+    create(name: string, actor = 'cli', accountId: string | null = null): ApiKeySummary & { key: string } {
       const key = `${API_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
       const row: ApiKeyRow = {
         id: ids.next('key'),
@@ -54,6 +55,7 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
         createdAt: isoNow(clock),
         revokedAt: null,
         lastUsedAt: null,
+        accountId,
       };
       inTransaction(db, () => {
         db.insert(apiKeys).values(row).run();
@@ -66,10 +68,41 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
       return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toSummary);
     },
 
-    revoke(id: string, actor = 'cli'): ApiKeySummary {
+    /** An account's keys, newest first, revoked ones included (the dashboard shows them greyed). */
+    listForAccount(accountId: string): ApiKeySummary[] {
+      return db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(desc(apiKeys.createdAt)).all().map(toSummary);
+    },
+
+    countActiveForAccount(accountId: string): number {
+      return (
+        db
+          .select({ n: count() })
+          .from(apiKeys)
+          .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+          .get()?.n ?? 0
+      );
+    },
+
+    /** The account a key belongs to (null for CLI and console keys). */
+    accountOf(keyId: string): string | null {
+      return db.select({ accountId: apiKeys.accountId }).from(apiKeys).where(eq(apiKeys.id, keyId)).get()?.accountId ?? null;
+    },
+
+    /** Key ids of an account, for its usage figures. */
+    idsOfAccount(accountId: string): string[] {
+      return db
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(eq(apiKeys.accountId, accountId))
+        .all()
+        .map((row) => row.id);
+    },
+
+    /** Revokes a key; with `accountId`, only that account's key (another's is a 404, as if it did not exist). */
+    revoke(id: string, actor = 'cli', accountId?: string): ApiKeySummary {
       return inTransaction(db, () => {
         const row = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
-        if (!row) throw new NotFoundError('API key', id);
+        if (!row || (accountId !== undefined && row.accountId !== accountId)) throw new NotFoundError('API key', id);
         if (row.revokedAt) return toSummary(row);
         const revokedAt = isoNow(clock);
         db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, id)).run();
@@ -77,6 +110,28 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
         audit.record({ actor, action: 'key.revoke', entityType: 'api_key', entityId: id, before: toSummary(row), after: toSummary(after) });
         return toSummary(after);
       });
+    },
+
+    /** Revokes every live key of an account and detaches them all (closing it); call inside the closing transaction. */
+    revokeAllOfAccount(accountId: string, actor: string): void {
+      const live = db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+        .all();
+      const revokedAt = isoNow(clock);
+      for (const row of live) {
+        db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, row.id)).run();
+        audit.record({
+          actor,
+          action: 'key.revoke',
+          entityType: 'api_key',
+          entityId: row.id,
+          before: toSummary(row),
+          after: toSummary({ ...row, revokedAt }),
+        });
+      }
+      db.update(apiKeys).set({ accountId: null }).where(eq(apiKeys.accountId, accountId)).run();
     },
 
     /**

@@ -1,4 +1,4 @@
-import { sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const apiKeys = sqliteTable(
   'api_keys',
@@ -12,8 +12,13 @@ export const apiKeys = sqliteTable(
     createdAt: text('created_at').notNull(),
     revokedAt: text('revoked_at'),
     lastUsedAt: text('last_used_at'),
+    /**
+     * The account that issued the key from its dashboard; null for keys made with the CLI or the console,
+     * and once the account is closed. (No foreign key: SQLite cannot add one with ON DELETE to an existing table.)
+     */
+    accountId: text('account_id'),
   },
-  (table) => [uniqueIndex('api_keys_hash_idx').on(table.keyHash)],
+  (table) => [uniqueIndex('api_keys_hash_idx').on(table.keyHash), index('api_keys_account_idx').on(table.accountId)],
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -56,6 +56,8 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   const index = new SearchIndex();
   const rows = createAgentRowStatements(db);
   let lastSeenSeq = -1;
+  /** When the index last took in a change (ms since the epoch; 0 before the first), for /metrics. */
+  let lastRefreshMs = 0;
 
   /** True while a background warm-up (`warmUp`) is loading the index slice by slice. */
   let warming = false;
@@ -68,6 +70,7 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   function applyBatches(maxBatches: number): boolean {
     for (let done = 0; done < maxBatches; done++) {
       const batch = rows.changedSince(lastSeenSeq, CATCH_UP_BATCH);
+      if (batch.length > 0) lastRefreshMs = Date.now();
       for (const row of batch) {
         index.apply(row);
         if (row.changeSeq > lastSeenSeq) lastSeenSeq = row.changeSeq;
@@ -131,6 +134,12 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
     indexedCount(): number {
       if (!warming) catchUp();
       return index.size;
+    },
+
+    /** As indexedCount, and when the index last took in a change (for /metrics). */
+    indexStatus(): { documents: number; lastRefreshMs: number } {
+      if (!warming) catchUp();
+      return { documents: index.size, lastRefreshMs };
     },
 
     /** Brings the index up to date now, e.g. at start-up so the first request does not pay for the build. */

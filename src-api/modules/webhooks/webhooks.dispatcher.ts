@@ -2,6 +2,7 @@ import type { Config } from '../../config';
 import type { Clock } from '../../lib/clock';
 import { newLeaseOwner, type ClaimedAttempt, type DeliveryQueue } from './webhooks.queue';
 import { sendWebhook, type AttemptOutcome, type WebhookSender } from './webhooks.sender';
+import type { DeliveryStatus } from './webhooks.table';
 
 export interface WebhookDispatcherDeps {
   queue: DeliveryQueue;
@@ -47,6 +48,7 @@ export function createWebhookDispatcher({
   let timer: PendingTick | undefined;
   let timerDueAt = Number.POSITIVE_INFINITY;
   let stopListening: (() => void) | undefined;
+  const attemptListeners = new Set<AttemptListener>();
 
   /** Runs a tick after `delayMs`, unless one is already set to run sooner. 0 means on the next turn of the event loop. */
   const schedule = (delayMs: number): void => {
@@ -99,7 +101,8 @@ export function createWebhookDispatcher({
       }
       attemptsSent++;
       try {
-        queue.recordOutcome(attempt, outcome, owner);
+        const status = queue.recordOutcome(attempt, outcome, owner);
+        for (const listener of attemptListeners) listener(outcome, status);
       } catch (error) {
         // The lease runs out and the delivery is sent again: at least once, never lost.
         log(`webhooks: could not record attempt ${attempt.attemptNumber} of delivery ${attempt.deliveryId}`, error);
@@ -122,6 +125,12 @@ export function createWebhookDispatcher({
       running = true;
       stopListening = queue.onQueued(wake);
       schedule(0);
+    },
+
+    /** Calls `listener` after each attempt is recorded (for /metrics); returns the unsubscribe. */
+    onAttempt(listener: AttemptListener): () => void {
+      attemptListeners.add(listener);
+      return () => attemptListeners.delete(listener);
     },
 
     /** Look for due deliveries now (e.g. after a redelivery from another transport). */
@@ -155,6 +164,9 @@ export function createWebhookDispatcher({
     },
   };
 }
+
+/** What an attempt came to, and the delivery's new status (null: the lease had passed to another process). */
+export type AttemptListener = (outcome: AttemptOutcome, status: DeliveryStatus | null) => void;
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
 

@@ -135,6 +135,68 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
     });
   };
 
+  /** In-flight deliveries per endpoint, in every process (leases included): what the per-endpoint cap counts. */
+  const inFlightByEndpoint = (): Map<string, number> =>
+    new Map(statements.inFlightByEndpoint.all().map((row) => [row.endpointId, row.n] as const));
+
+  /** Active endpoints in a rotating order: each claim starts one further, so no endpoint is always served first. */
+  let roundRobinStart = 0;
+  const endpointsInTurn = (): string[] => {
+    const ids = statements.activeEndpointIds.all().map((row) => row.id);
+    if (ids.length === 0) return ids;
+    const start = roundRobinStart++ % ids.length;
+    return [...ids.slice(start), ...ids.slice(0, start)];
+  };
+
+  /**
+   * Due pending deliveries, fair across endpoints: each endpoint gets at most
+   * `perEndpointConcurrency` in flight (counting every process), and the free
+   * slots are dealt round-robin, one per endpoint per round. One slow or failing
+   * endpoint with a long backlog can then never hold every slot.
+   */
+  const fairDuePending = (now: string, limit: number) => {
+    const inFlight = inFlightByEndpoint();
+    const queues = [];
+    for (const endpointId of endpointsInTurn()) {
+      const room = Math.min(limit, settings.perEndpointConcurrency - (inFlight.get(endpointId) ?? 0));
+      if (room <= 0) continue;
+      const due = statements.dueOfEndpoint.all({ endpointId, now, limit: room });
+      if (due.length > 0) queues.push(due);
+    }
+    const dealt = [];
+    for (let round = 0; dealt.length < limit; round++) {
+      let any = false;
+      for (const due of queues) {
+        const next = due[round];
+        if (!next) continue;
+        any = true;
+        dealt.push(next);
+        if (dealt.length === limit) break;
+      }
+      if (!any) break;
+    }
+    return dealt;
+  };
+
+  /**
+   * The earliest next_attempt_at of a pending delivery of an active endpoint
+   * with a free slot, or lease end of another owner (ISO). Endpoints at their
+   * cap are left out: a send finishing here wakes the dispatcher, one
+   * finishing elsewhere is seen at the next poll.
+   */
+  const earliestClaimable = (owner: string): string | null => {
+    const inFlight = inFlightByEndpoint();
+    const candidates: string[] = [];
+    for (const { id } of statements.activeEndpointIds.all()) {
+      if ((inFlight.get(id) ?? 0) >= settings.perEndpointConcurrency) continue;
+      const at = statements.earliestPendingOfEndpoint.get({ endpointId: id })?.at;
+      if (typeof at === 'string') candidates.push(at);
+    }
+    const lease = statements.earliestForeignLease.get({ owner })?.at;
+    if (typeof lease === 'string') candidates.push(lease);
+    return candidates.sort()[0] ?? null;
+  };
+
   /** The earliest next_attempt_at of a pending delivery of an active endpoint, or lease end of another owner (ISO). */
   const earliestDue = (owner: string): string | null => {
     const pending = statements.earliestPending.get()?.at;
@@ -249,8 +311,7 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
 
         const room = limit - claimed.length;
         if (room > 0) {
-          const due = statements.duePending.all({ now, limit: room });
-          for (const { delivery, endpoint, event } of due) take(delivery, endpoint, event, delivery.attemptCount + 1);
+          for (const { delivery, endpoint, event } of fairDuePending(now, room)) take(delivery, endpoint, event, delivery.attemptCount + 1);
         }
         return claimed;
       });
@@ -320,14 +381,17 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
           status = 'failed';
         } else {
           const gone = outcome.statusCode === 410;
-          const failures = endpoint.consecutiveFailures + 1;
-          const disableReason = !endpoint.active
-            ? null
-            : gone
-              ? 'the receiver answered 410 Gone'
-              : failures >= settings.disableAfterFailures
-                ? `${failures} consecutive failed attempts`
-                : null;
+          // A name that did not resolve says nothing about the receiver: retried, not counted.
+          const counted = outcome.countsTowardDisabling !== false;
+          const failures = endpoint.consecutiveFailures + (counted ? 1 : 0);
+          const disableReason =
+            !endpoint.active || !counted
+              ? null
+              : gone
+                ? 'the receiver answered 410 Gone'
+                : failures >= settings.disableAfterFailures
+                  ? `${failures} consecutive failed attempts`
+                  : null;
           const delay = retryDelayAfter(claimed.attemptNumber);
           if (gone || delay === undefined) status = 'failed';
           else if (!endpoint.active || disableReason) status = 'cancelled';
@@ -336,7 +400,7 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
             nextAttemptAt = isoIn(delay);
           }
           if (disableReason) disableEndpoint(endpoint, disableReason, failures);
-          else statements.countFailure.run({ id: endpoint.id });
+          else if (counted) statements.countFailure.run({ id: endpoint.id });
         }
 
         statements.settleDelivery.run({
@@ -352,11 +416,12 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
     },
 
     /**
-     * When something next becomes due: the earliest pending delivery of an
-     * active endpoint, or the earliest lease of another process that may run out.
+     * When something next becomes claimable: the earliest pending delivery of an
+     * active endpoint below its in-flight cap, or the earliest lease of another
+     * process that may run out.
      */
     nextDueAt(owner: string): Date | null {
-      const earliest = earliestDue(owner);
+      const earliest = earliestClaimable(owner);
       return earliest === null ? null : new Date(earliest);
     },
 
@@ -435,14 +500,27 @@ function prepareStatements(db: Db) {
       .orderBy(asc(webhookDeliveries.leaseExpiresAt))
       .limit(p('limit'))
       .prepare(),
-    // Index order (status, next_attempt_at): no sort of the whole backlog per claim.
-    duePending: db
+    activeEndpointIds: db
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.active, true))
+      .orderBy(asc(webhookEndpoints.id))
+      .prepare(),
+    inFlightByEndpoint: db
+      .select({ endpointId: webhookDeliveries.endpointId, n: sql<number>`count(*)` })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.status, 'in_flight'))
+      .groupBy(webhookDeliveries.endpointId)
+      .prepare(),
+    // Index order (endpoint_id, status, next_attempt_at): one endpoint's due deliveries, no sort of its backlog.
+    dueOfEndpoint: db
       .select(sendable)
       .from(webhookDeliveries)
       .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
       .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
       .where(
         and(
+          eq(webhookDeliveries.endpointId, p('endpointId')),
           eq(webhookDeliveries.status, 'pending'),
           lte(webhookDeliveries.nextAttemptAt, p('now')),
           eq(webhookEndpoints.active, true),
@@ -451,6 +529,19 @@ function prepareStatements(db: Db) {
       )
       .orderBy(asc(webhookDeliveries.nextAttemptAt))
       .limit(p('limit'))
+      .prepare(),
+    earliestPendingOfEndpoint: db
+      .select({ at: webhookDeliveries.nextAttemptAt })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.endpointId, p('endpointId')),
+          eq(webhookDeliveries.status, 'pending'),
+          eq(webhookDeliveries.isTest, false),
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .limit(1)
       .prepare(),
     markInFlight: db
       .update(webhookDeliveries)

@@ -14,6 +14,36 @@ export interface AttemptOutcome {
   latencyMs: number;
   responseExcerpt: string | null;
   error: string | null;
+  /**
+   * False when the destination's name could not be resolved (DNS failed or
+   * stalled): a failure of the path to the receiver, not of the receiver, so it
+   * is retried but not counted toward disabling the endpoint. Default true.
+   */
+  countsTowardDisabling?: boolean;
+}
+
+/** Error codes of a failed name resolution (getaddrinfo, and c-ares through node:dns Resolver). */
+const RESOLUTION_CODES = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'ENODATA',
+  'ESERVFAIL',
+  'EREFUSED',
+  'ETIMEOUT',
+  'ECANCELLED',
+]);
+
+/** True when `error` (or one of its causes) is a failure to resolve the host name rather than an answer from it. */
+export function isResolutionFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, name, cause } = current as { code?: unknown; name?: unknown; cause?: unknown };
+    if (name === 'DnsError') return true;
+    if (typeof code === 'string' && RESOLUTION_CODES.has(code)) return true;
+    current = cause;
+  }
+  return false;
 }
 
 export interface SendOptions {
@@ -54,7 +84,14 @@ export const sendWebhook: WebhookSender = async (request, options) => {
       error instanceof SafeRequestError
         ? `${error.reason}: ${error.message}`
         : `request failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { ok: false, statusCode: null, latencyMs: Math.round(performance.now() - started), responseExcerpt: null, error: message };
+    return {
+      ok: false,
+      statusCode: null,
+      latencyMs: Math.round(performance.now() - started),
+      responseExcerpt: null,
+      error: message,
+      countsTowardDisabling: !isResolutionFailure(error),
+    };
   }
 };
 

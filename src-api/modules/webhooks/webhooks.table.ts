@@ -47,6 +47,8 @@ export const webhookDeliveries = sqliteTable(
   (table) => [
     index('webhook_deliveries_due_idx').on(table.status, table.nextAttemptAt),
     index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt),
+    // The fair claim reads each endpoint's due deliveries separately.
+    index('webhook_deliveries_endpoint_due_idx').on(table.endpointId, table.status, table.nextAttemptAt),
     index('webhook_deliveries_event_idx').on(table.eventId),
   ],
 );

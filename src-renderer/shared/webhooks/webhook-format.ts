@@ -1,4 +1,4 @@
-import type { DeliveryStatus, EventKind, WebhookDelivery } from '../../stores/webhooks-store';
+import type { DeliveryStatus, EventKind, WebhookDelivery } from './webhook-types';
 
 /** Words and colours of the webhooks screens, in one place. */
 
@@ -38,6 +38,9 @@ export const EVENT_KIND_HINTS: Record<EventKind, string> = {
   'review.created': 'a review is posted',
   'claim.approved': 'an ownership claim is verified',
 };
+
+/** Every event kind, in the order pickers list them. */
+export const EVENT_KINDS = Object.keys(EVENT_KIND_HINTS) as EventKind[];
 
 export function eventKindOptions(kinds: readonly EventKind[]): Array<{ label: string; value: EventKind; hint: string }> {
   return kinds.map((kind) => ({ label: kind, value: kind, hint: EVENT_KIND_HINTS[kind] ?? '' }));

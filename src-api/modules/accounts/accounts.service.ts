@@ -1,0 +1,366 @@
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import type { Config } from '../../config';
+import { inTransaction, type Db } from '../../db/client';
+import {
+  EmailNotVerifiedError,
+  ForbiddenError,
+  InvalidCredentialsError,
+  NotFoundError,
+  RateLimitedError,
+  ValidationError,
+} from '../../errors';
+import { isoNow, type Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import type { PublicUrl } from '../../lib/public-url';
+import type { Page } from '../../lib/schemas';
+import type { AuditService } from '../audit/audit.service';
+import type { MailService } from '../mail/mail.service';
+import type { Account, AdminAccount, ListAccountsQuery, SignUpInput } from './accounts.schemas';
+import { accounts, type AccountRole, type AccountRow } from './accounts.table';
+import { accountMails } from './account-mails';
+import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords';
+import { createSessions } from './sessions';
+import { createSignInLimiter } from './sign-in-limiter';
+import { createOneTimeTokens } from './tokens';
+
+const HOUR = 60 * 60_000;
+const VERIFY_TTL_MS = 24 * HOUR;
+const RESET_TTL_MS = 1 * HOUR;
+/** The CLI's set-password link: the new moderator may open it the next day. */
+const SET_PASSWORD_TTL_MS = 72 * HOUR;
+
+export interface AccountsServiceDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  config: Pick<Config, 'accounts' | 'rateLimit'>;
+  mail: MailService;
+  publicUrl: PublicUrl;
+  audit: AuditService;
+}
+
+/** What closing an account takes with it besides the row; given by services.ts (keys, webhook endpoints). */
+export type AccountCloseHook = (accountId: string, actor: string) => void;
+
+export const emailKeyOf = (email: string): string => email.trim().toLowerCase();
+
+export function toAccount(row: AccountRow): Account {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    email_verified: row.emailVerifiedAt !== null,
+    roles: row.roles,
+    created_at: row.createdAt,
+  };
+}
+
+function toAdminAccount(row: AccountRow): AdminAccount {
+  return { ...toAccount(row), disabled: row.disabledAt !== null, updated_at: row.updatedAt };
+}
+
+/** How the audit log names an account: its e-mail and id, so "who" survives a change of address. */
+export const accountActor = (row: Pick<AccountRow, 'id' | 'email'>): string => `${row.email} (${row.id})`;
+
+/**
+ * Accounts: sign-up with e-mail verification, sign-in into sessions, password
+ * reset, closing; and for admins, roles and disabling. Nothing here tells a
+ * caller whether an address has an account: sign-up and reset answer the same,
+ * and sign-in spends the same hashing time for unknown addresses.
+ */
+export function createAccountsService({ db, clock, ids, config, mail, publicUrl, audit }: AccountsServiceDeps) {
+  const tokens = createOneTimeTokens({ db, clock, ids });
+  const sessions = createSessions({ db, clock, ids, config: config.accounts });
+  const limiter = createSignInLimiter({
+    maxFailures: config.accounts.signInMaxFailures,
+    windowMs: config.accounts.signInWindowMs,
+    enabled: config.rateLimit.enabled,
+  });
+  const mails = accountMails(publicUrl);
+  const closeHooks: AccountCloseHook[] = [];
+
+  const byEmail = (email: string): AccountRow | undefined =>
+    db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.emailKey, emailKeyOf(email)))
+      .get();
+  const byId = (id: string): AccountRow | undefined => db.select().from(accounts).where(eq(accounts.id, id)).get();
+  const requireRow = (id: string): AccountRow => {
+    const row = byId(id);
+    if (!row) throw new NotFoundError('Account', id);
+    return row;
+  };
+  const requireByEmail = (email: string): AccountRow => {
+    const row = byEmail(email);
+    if (!row) throw new NotFoundError(`No account with the e-mail address "${email.trim()}"`);
+    return row;
+  };
+  const setRoles = (row: AccountRow, roles: AccountRole[], actor: string): AccountRow => {
+    const after = { ...row, roles, updatedAt: isoNow(clock) };
+    db.update(accounts).set({ roles, updatedAt: after.updatedAt }).where(eq(accounts.id, row.id)).run();
+    audit.record({
+      actor,
+      action: 'account.roles',
+      entityType: 'account',
+      entityId: row.id,
+      before: toAdminAccount(row),
+      after: toAdminAccount(after),
+    });
+    return after;
+  };
+
+  return {
+    /** What closing an account also ends (registered once by services.ts). */
+    onClose(hook: AccountCloseHook): void {
+      closeHooks.push(hook);
+    },
+
+    /**
+     * Sign-up. A new address gets an account and a verification link; a known
+     * one gets a notice instead (or a fresh link while still unverified). The
+     * answer and the time taken are the same either way.
+     */
+    async signUp(input: SignUpInput): Promise<void> {
+      assertStrongPassword(input.password, { email: input.email });
+      const passwordHash = await hashPassword(input.password); // spent for known addresses too
+      inTransaction(db, () => {
+        const existing = byEmail(input.email);
+        if (existing) {
+          if (existing.emailVerifiedAt === null && existing.disabledAt === null) {
+            tokens.revokeAll('verify_email', existing.id);
+            mail.queue(mails.verify(existing, tokens.issue('verify_email', existing.id, VERIFY_TTL_MS)));
+          } else {
+            mail.queue(mails.alreadyRegistered(existing));
+          }
+          return;
+        }
+        const now = isoNow(clock);
+        const row: AccountRow = {
+          id: ids.next('acc'),
+          email: input.email.trim(),
+          emailKey: emailKeyOf(input.email),
+          name: input.name,
+          passwordHash,
+          emailVerifiedAt: null,
+          roles: [],
+          disabledAt: null,
+          createdAt: now,
+          updatedAt: now,
+        };
+        db.insert(accounts).values(row).run();
+        mail.queue(mails.verify(row, tokens.issue('verify_email', row.id, VERIFY_TTL_MS)));
+      });
+    },
+
+    /** Marks the address verified; the token is single-use and lasts 24 h. */
+    verifyEmail(token: string): Account {
+      return inTransaction(db, () => {
+        const row = requireRow(tokens.consume('verify_email', token));
+        if (row.emailVerifiedAt) return toAccount(row);
+        const now = isoNow(clock);
+        db.update(accounts).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(accounts.id, row.id)).run();
+        return toAccount({ ...row, emailVerifiedAt: now, updatedAt: now });
+      });
+    },
+
+    /**
+     * Checks the password and starts a session. One answer (401
+     * invalid_credentials) for an unknown address and a wrong password; 10
+     * failures per address or per IP in 15 minutes → 429.
+     */
+    async signIn(email: string, password: string, ip: string): Promise<{ account: Account; token: string; expiresAt: Date }> {
+      const limitKeys = [`email:${emailKeyOf(email)}`, `ip:${ip}`];
+      const wait = limiter.retryAfterSeconds(limitKeys);
+      if (wait > 0) throw new RateLimitedError(wait, 'sign-in');
+      const row = byEmail(email);
+      const ok = row?.passwordHash ? await verifyPassword(row.passwordHash, password) : await verifyAgainstDummy(password);
+      if (!row || !ok) {
+        limiter.recordFailure(limitKeys);
+        throw new InvalidCredentialsError();
+      }
+      if (row.disabledAt) throw new ForbiddenError('This account has been disabled by an administrator', 'account_disabled');
+      if (!row.emailVerifiedAt) throw new EmailNotVerifiedError();
+      limiter.recordSuccess(limitKeys[0]!);
+      const session = inTransaction(db, () => sessions.create(row.id));
+      return { account: toAccount(row), ...session };
+    },
+
+    /** The account of a live session cookie, or undefined. */
+    authenticateSession(token: string): Account | undefined {
+      const accountId = sessions.authenticate(token);
+      if (!accountId) return undefined;
+      const row = byId(accountId);
+      return row && !row.disabledAt ? toAccount(row) : undefined;
+    },
+
+    signOut(token: string): void {
+      sessions.end(token);
+    },
+
+    /** Mails a reset link (1 h) to a known address; the answer is the same for unknown ones. */
+    requestPasswordReset(email: string): void {
+      inTransaction(db, () => {
+        const row = byEmail(email);
+        if (!row || row.disabledAt) return;
+        tokens.revokeAll('password_reset', row.id);
+        mail.queue(mails.passwordReset(row, tokens.issue('password_reset', row.id, RESET_TTL_MS)));
+      });
+    },
+
+    /** Sets the new password and ends every session of the account. Opening the mail's link also proves the address. */
+    async confirmPasswordReset(token: string, password: string): Promise<Account> {
+      assertStrongPassword(password);
+      const passwordHash = await hashPassword(password);
+      return inTransaction(db, () => {
+        const row = requireRow(tokens.consume('password_reset', token));
+        const now = isoNow(clock);
+        const after: AccountRow = { ...row, passwordHash, emailVerifiedAt: row.emailVerifiedAt ?? now, updatedAt: now };
+        db.update(accounts)
+          .set({ passwordHash, emailVerifiedAt: after.emailVerifiedAt, updatedAt: now })
+          .where(eq(accounts.id, row.id))
+          .run();
+        sessions.endAll(row.id);
+        tokens.revokeAll('password_reset', row.id);
+        return toAccount(after);
+      });
+    },
+
+    get(id: string): Account {
+      return toAccount(requireRow(id));
+    },
+
+    /** The row (for roles and the audit actor); undefined when gone. */
+    find(id: string): AccountRow | undefined {
+      return byId(id);
+    },
+
+    rename(id: string, name: string): Account {
+      return inTransaction(db, () => {
+        const row = requireRow(id);
+        const now = isoNow(clock);
+        db.update(accounts).set({ name, updatedAt: now }).where(eq(accounts.id, id)).run();
+        return toAccount({ ...row, name, updatedAt: now });
+      });
+    },
+
+    /** Closes the account: keys revoked, endpoints removed, sessions and tokens gone; its agents stay listed without an owner. */
+    close(id: string): void {
+      inTransaction(db, () => {
+        const row = requireRow(id);
+        const actor = accountActor(row);
+        for (const hook of closeHooks) hook(id, actor);
+        tokens.deleteForSubject(id);
+        db.delete(accounts).where(eq(accounts.id, id)).run(); // sessions cascade; owned records keep a null owner
+        audit.record({ actor, action: 'account.close', entityType: 'account', entityId: id, before: toAdminAccount(row) });
+      });
+    },
+
+    // ---- Administration (CLI and the console's Accounts screen) ----
+
+    /**
+     * A verified account made by an operator. With a password it is set at once;
+     * without one a set-password link (72 h, single-use) is returned to hand over.
+     */
+    async createVerified(
+      input: { email: string; name: string; roles: AccountRole[]; password?: string },
+      actor: string,
+    ): Promise<{ account: Account; setPasswordUrl?: string }> {
+      if (input.password !== undefined) assertStrongPassword(input.password, { email: input.email });
+      const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+      return inTransaction(db, () => {
+        if (byEmail(input.email))
+          throw new ValidationError(`An account with the e-mail address "${input.email.trim()}" exists already`, [
+            { pointer: '/email', detail: 'is taken' },
+          ]);
+        const now = isoNow(clock);
+        const row: AccountRow = {
+          id: ids.next('acc'),
+          email: input.email.trim(),
+          emailKey: emailKeyOf(input.email),
+          name: input.name,
+          passwordHash,
+          emailVerifiedAt: now,
+          roles: [...new Set(input.roles)],
+          disabledAt: null,
+          createdAt: now,
+          updatedAt: now,
+        };
+        db.insert(accounts).values(row).run();
+        audit.record({ actor, action: 'account.create', entityType: 'account', entityId: row.id, after: toAdminAccount(row) });
+        const setPasswordUrl =
+          passwordHash === null ? mails.setPasswordUrl(tokens.issue('password_reset', row.id, SET_PASSWORD_TTL_MS)) : undefined;
+        return { account: toAccount(row), ...(setPasswordUrl && { setPasswordUrl }) };
+      });
+    },
+
+    list(query: ListAccountsQuery): Page<AdminAccount> {
+      const conditions: SQL[] = [];
+      if (query.q) {
+        const needle = query.q.toLowerCase();
+        conditions.push(sql`(instr(${accounts.emailKey}, ${needle}) > 0 OR instr(lower(${accounts.name}), ${needle}) > 0)`);
+      }
+      if (query.role) conditions.push(sql`exists (select 1 from json_each(${accounts.roles}) where value = ${query.role})`);
+      const where = conditions.length ? and(...conditions) : undefined;
+      const rows = db
+        .select()
+        .from(accounts)
+        .where(where)
+        .orderBy(desc(accounts.createdAt), desc(accounts.id))
+        .limit(query.limit)
+        .offset((query.page - 1) * query.limit)
+        .all();
+      const total = db.select({ n: count() }).from(accounts).where(where).get()?.n ?? 0;
+      return { items: rows.map(toAdminAccount), page: query.page, limit: query.limit, total };
+    },
+
+    getAdmin(id: string): AdminAccount {
+      return toAdminAccount(requireRow(id));
+    },
+
+    grantRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): AdminAccount {
+      return inTransaction(db, () => {
+        const row = idOrEmail.id ? requireRow(idOrEmail.id) : requireByEmail(idOrEmail.email ?? '');
+        if (row.roles.includes(role)) return toAdminAccount(row);
+        return toAdminAccount(setRoles(row, [...row.roles, role], actor));
+      });
+    },
+
+    revokeRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): AdminAccount {
+      return inTransaction(db, () => {
+        const row = idOrEmail.id ? requireRow(idOrEmail.id) : requireByEmail(idOrEmail.email ?? '');
+        if (!row.roles.includes(role)) return toAdminAccount(row);
+        return toAdminAccount(
+          setRoles(
+            row,
+            row.roles.filter((r) => r !== role),
+            actor,
+          ),
+        );
+      });
+    },
+
+    /** Disabling ends the sessions and refuses sign-in and the account's keys; enabling undoes it. */
+    setDisabled(id: string, disabled: boolean, actor: string): AdminAccount {
+      return inTransaction(db, () => {
+        const row = requireRow(id);
+        if ((row.disabledAt !== null) === disabled) return toAdminAccount(row);
+        const now = isoNow(clock);
+        const after: AccountRow = { ...row, disabledAt: disabled ? now : null, updatedAt: now };
+        db.update(accounts).set({ disabledAt: after.disabledAt, updatedAt: now }).where(eq(accounts.id, id)).run();
+        if (disabled) sessions.endAll(id);
+        audit.record({
+          actor,
+          action: disabled ? 'account.disable' : 'account.enable',
+          entityType: 'account',
+          entityId: id,
+          before: toAdminAccount(row),
+          after: toAdminAccount(after),
+        });
+        return toAdminAccount(after);
+      });
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

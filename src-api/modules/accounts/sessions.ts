@@ -1,0 +1,77 @@
+import { eq } from 'drizzle-orm';
+import type { AccountsConfig } from '../../config';
+import type { Db } from '../../db/client';
+import type { Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
+import { sessions } from './accounts.table';
+import { hashSecret, newSecret } from './tokens';
+
+export const SESSION_COOKIE = 'agentdir_session';
+
+export interface SessionsDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  config: AccountsConfig;
+}
+
+/** Writing last_seen_at on every request would make each one a write; once a minute is precise enough for a 7-day idle limit. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** Browser sessions: a random cookie value, stored hashed, ending after 7 days idle or 30 days in all. */
+export function createSessions({ db, clock, ids, config }: SessionsDeps) {
+  return {
+    /** Starts a session; returns the cookie value and when it ends at the latest. */
+    create(accountId: string): { token: string; expiresAt: Date } {
+      const token = newSecret();
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + config.sessionAbsoluteMs);
+      db.insert(sessions)
+        .values({
+          id: ids.next('ses'),
+          accountId,
+          tokenHash: hashSecret(token),
+          createdAt: now.toISOString(),
+          lastSeenAt: now.toISOString(),
+          expiresAt: expiresAt.toISOString(),
+        })
+        .run();
+      return { token, expiresAt };
+    },
+
+    /** The account id of a live session, or undefined; an expired session is deleted on sight. */
+    authenticate(token: string): string | undefined {
+      const row = db
+        .select()
+        .from(sessions)
+        .where(eq(sessions.tokenHash, hashSecret(token)))
+        .get();
+      if (!row) return undefined;
+      const now = clock.now().getTime();
+      const idleEnd = new Date(row.lastSeenAt).getTime() + config.sessionIdleMs;
+      if (now >= idleEnd || now >= new Date(row.expiresAt).getTime()) {
+        db.delete(sessions).where(eq(sessions.id, row.id)).run();
+        return undefined;
+      }
+      if (now - new Date(row.lastSeenAt).getTime() > TOUCH_EVERY_MS) {
+        db.update(sessions)
+          .set({ lastSeenAt: new Date(now).toISOString() })
+          .where(eq(sessions.id, row.id))
+          .run();
+      }
+      return row.accountId;
+    },
+
+    end(token: string): void {
+      db.delete(sessions)
+        .where(eq(sessions.tokenHash, hashSecret(token)))
+        .run();
+    },
+
+    endAll(accountId: string): void {
+      db.delete(sessions).where(eq(sessions.accountId, accountId)).run();
+    },
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleExtensions } from '../../src-api/console/console.extensions';
+import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+
+/** backup.* over real HTTP with the admin token: the console's backup card. */
+const ADMIN_TOKEN = 'test-admin-token-backup-0123456789';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer(
+    { adminToken: ADMIN_TOKEN },
+    { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
+  );
+});
+afterAll(() => server.close());
+
+async function call(procedure: string, method: 'GET' | 'POST' = 'GET') {
+  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(method === 'POST' && { 'content-type': 'application/json' }) },
+    ...(method === 'POST' && { body: '{}' }),
+  });
+  const body = await json(response);
+  return { status: response.status, data: body.result?.data, error: body.error };
+}
+
+describe('backup.last and backup.create', () => {
+  it('has no last backup at first, then records the one it makes into <data-dir>/backups/ (mode 0600, audited)', async () => {
+    expect(await call('backup.last')).toMatchObject({ status: 200, data: null });
+    server.services.agents.create(agentInput({ name: 'Backed Up Agent' }), { emitEvents: false });
+
+    const created = await call('backup.create', 'POST');
+    expect(created.status).toBe(200);
+    expect(created.data).toMatchObject({ agents: 1, change_cursor: expect.any(Number) });
+    const file = created.data.file as string;
+    expect(path.dirname(file)).toBe(path.join(server.dataDir, 'backups'));
+    expect(path.basename(file)).toMatch(/^agent-directory-\d{8}T\d{6}Z\.sqlite$/);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(file).size).toBe(created.data.bytes);
+
+    // The copy is a self-contained database holding the agent.
+    const copy = new Database(file, { readonly: true });
+    try {
+      expect(copy.prepare('SELECT name FROM agents').all()).toEqual([{ name: 'Backed Up Agent' }]);
+      expect(copy.pragma('journal_mode', { simple: true })).toBe('delete');
+    } finally {
+      copy.close();
+    }
+
+    expect(await call('backup.last')).toMatchObject({ status: 200, data: { ...created.data, exists: true } });
+    const audit = server.services.audit.list({ page: 1, limit: 5, action: 'backup.create' });
+    // Audited under whoever the token stands for.
+    const { actor } = (await call('system.whoami')).data as { actor: string };
+    expect(audit.items.map((entry) => [entry.actor, entry.action, entry.entityId])).toEqual([
+      [actor, 'backup.create', path.basename(file)],
+    ]);
+  });
+
+  it('needs the admin token', async () => {
+    const response = await fetch(`${server.origin}/trpc/backup.create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(response.status).toBe(401);
+  });
+});

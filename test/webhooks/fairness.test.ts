@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
+import { deliveriesOf, eventually, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+
+/**
+ * Fairness across endpoints and what counts toward disabling one:
+ * - a receiver answering at 9.9 s with a backlog holds at most
+ *   perEndpointConcurrency slots; a fast endpoint's deliveries of the same
+ *   events are not held up behind it;
+ * - a destination whose name does not resolve is retried but never counted
+ *   toward disabling the endpoint, while real HTTP failures are.
+ */
+
+const receivers: WebhookReceiver[] = [];
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+describe('per-endpoint fairness', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // The defaults: 8 slots, at most 4 per endpoint, a 10 s deadline.
+    server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('a slow receiver (9.9 s) with a backlog does not delay a fast one', async () => {
+    const { concurrency, perEndpointConcurrency } = server.services.config.webhooks;
+    expect(perEndpointConcurrency).toBeLessThan(concurrency);
+    const slow = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: 9_900 }) });
+    const fast = await startWebhookReceiver();
+    receivers.push(slow, fast);
+    // The slow endpoint is created first, so it also comes first in id order and in the backlog.
+    const slowEndpoint = server.services.webhooks.add({ url: slow.url, events: ['agent.registered'] }, { actor: 'test' });
+    const fastEndpoint = server.services.webhooks.add({ url: fast.url, events: ['agent.registered'] }, { actor: 'test' });
+    slow.secret = slowEndpoint.secret;
+    fast.secret = fastEndpoint.secret;
+
+    const EVENTS = 20;
+    const started = Date.now();
+    for (let i = 0; i < EVENTS; i++) server.services.agents.create(agentInput({ name: `Fairness ${i}` }), { emitEvents: true });
+
+    await fast.waitFor((hits) => hits.length === EVENTS, 5_000, `all ${EVENTS} deliveries at the fast receiver`);
+    const fastDone = Date.now() - started;
+    // Every fast delivery arrived well before the first slow answer could have come back.
+    expect(fastDone).toBeLessThan(5_000);
+    expect(fast.received.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
+    // The slow one holds its share and no more, and nothing else waits for it.
+    expect(slow.maxConcurrent).toBe(perEndpointConcurrency);
+    expect(slow.received.length).toBe(perEndpointConcurrency);
+    // Once the fast answers are recorded, only the slow endpoint's share is still in flight.
+    await eventually(
+      () => (server.services.webhookDispatcher.status().inFlight === perEndpointConcurrency ? true : undefined),
+      'only the slow deliveries in flight',
+      3_000,
+    );
+
+    // When the slow answers come back, its next deliveries go out, still at most its share at a time.
+    await slow.waitFor((hits) => hits.length > perEndpointConcurrency, 15_000, 'the slow endpoint to get its next deliveries');
+    expect(slow.maxConcurrent).toBe(perEndpointConcurrency);
+    server.services.webhooks.remove(slowEndpoint.id, { actor: 'test' });
+    server.services.webhooks.remove(fastEndpoint.id, { actor: 'test' });
+  }, 30_000);
+});
+
+describe('what counts toward disabling an endpoint', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({
+      allowPrivateUrls: true,
+      webhooks: { retryDelaysMs: [20, 20, 20], jitter: 0, disableAfterFailures: 2, timeoutMs: 3_000 },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('a host name that does not resolve is retried but never disables the endpoint', async () => {
+    const endpoint = server.services.webhooks.add({ url: 'http://agent-directory-test.invalid/hooks' }, { actor: 'test' });
+    server.services.agents.create(agentInput({ name: 'Unresolvable' }), { emitEvents: true });
+    const [delivery] = await eventually(() => {
+      const found = deliveriesOf(server.services, endpoint.id);
+      return found[0]?.status === 'failed' ? found : undefined;
+    }, 'the delivery to use up its attempts');
+    expect(delivery!.attempts).toHaveLength(4);
+    expect(delivery!.attempts.every((attempt) => attempt.status_code === null && /could not resolve/.test(attempt.error ?? ''))).toBe(true);
+    // Four failed attempts, twice the limit, and the endpoint is still active with no failure counted.
+    expect(server.services.webhooks.get(endpoint.id)).toMatchObject({ active: true, consecutive_failures: 0, disabled_reason: null });
+    server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+  });
+
+  it('real HTTP failures do count: two 500s disable it', async () => {
+    const failing = await startWebhookReceiver({ respond: () => ({ status: 500 }) });
+    receivers.push(failing);
+    const endpoint = server.services.webhooks.add({ url: failing.url }, { actor: 'test' });
+    server.services.agents.create(agentInput({ name: 'Really Failing' }), { emitEvents: true });
+    const disabled = await eventually(() => {
+      const current = server.services.webhooks.get(endpoint.id);
+      return current.active ? undefined : current;
+    }, 'the endpoint to be disabled');
+    expect(disabled).toMatchObject({ active: false, consecutive_failures: 2, disabled_reason: '2 consecutive failed attempts' });
+    expect(failing.received).toHaveLength(2);
+  });
+});
