@@ -57,6 +57,13 @@ export class VerificationFailedError extends AppError {
   }
 }
 
+/** A per-client quota of contract section 3 (pending claims, open reports): the state must change first. */
+export class QuotaExceededError extends AppError {
+  constructor(detail: string, code = 'quota_exceeded') {
+    super(409, code, 'Quota exceeded', detail);
+  }
+}
+
 export class TooManyIdsError extends AppError {
   constructor(count: number, max: number) {
     super(400, 'too_many_ids', 'Too many ids', `At most ${max} ids per request; got ${count}`);
