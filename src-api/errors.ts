@@ -57,6 +57,13 @@ export class VerificationFailedError extends AppError {
   }
 }
 
+/** A per-client quota of contract section 3 (pending claims, open reports): the state must change first. */
+export class QuotaExceededError extends AppError {
+  constructor(detail: string, code = 'quota_exceeded') {
+    super(409, code, 'Quota exceeded', detail);
+  }
+}
+
 export class TooManyIdsError extends AppError {
   constructor(count: number, max: number) {
     super(400, 'too_many_ids', 'Too many ids', `At most ${max} ids per request; got ${count}`);
@@ -76,7 +83,11 @@ export class UnauthorizedError extends AppError {
 }
 
 export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number, policy: string) {
+  constructor(
+    retryAfterSeconds: number,
+    /** The limit that refused the request (`reads`, `writes`, `sign-in`, …), for /metrics. */
+    readonly policy: string,
+  ) {
     super(429, 'rate_limited', 'Too many requests', `Rate limit "${policy}" exceeded; retry in ${retryAfterSeconds} s`, {
       retryAfterSeconds,
     });
@@ -128,7 +139,12 @@ export class InvalidCredentialsError extends AppError {
 
 export class EmailNotVerifiedError extends AppError {
   constructor() {
-    super(403, 'email_not_verified', 'E-mail not verified', 'Open the link in the verification mail first; signing up again sends a new one');
+    super(
+      403,
+      'email_not_verified',
+      'E-mail not verified',
+      'Open the link in the verification mail first; signing up again sends a new one',
+    );
   }
 }
 

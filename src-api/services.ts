@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { systemClock, type Clock } from './lib/clock';
+import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
 import { createAccountsService } from './modules/accounts/accounts.service';
@@ -31,6 +32,8 @@ export interface ServiceDeps {
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
 export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
   const base = { db, clock, ids };
+  // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
+  const dnsResolver = createDnsResolver(dnsResolverOptions(config));
   const audit = createAuditService(base);
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
@@ -52,10 +55,14 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     events,
     allowPrivateUrls: config.allowPrivateUrls,
     verifyTimeoutMs: config.claimCheckTimeoutMs,
+    resolver: dnsResolver,
+    forgeRawBases: config.forgeRawBases,
+    recheckIntervalMs: config.ownershipRecheckIntervalMs,
+    quotas: config.rateLimit.enabled,
   });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
-  const stats = createStatsService(base);
+  const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });
@@ -67,6 +74,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     config,
     clock,
     ids,
+    dnsResolver,
     audit,
     events,
     keys,

@@ -11,3 +11,5 @@ export * from '../modules/webhooks/webhooks.table';
 export * from '../modules/audit/audit.table';
 export * from '../modules/mail/mail.table';
 export * from '../modules/accounts/accounts.table';
+export * from '../modules/reports/reports.table';
+export * from '../modules/owners/owners.table';

@@ -574,7 +574,11 @@ export const REJECTION_REASONS = [
 ];
 
 export const CLAIM_CHECK_FAILURES = [
-  { status: 404, detail: 'The well-known file was not found (HTTP 404)' },
-  { status: 200, detail: 'The well-known file does not contain the claim token' },
-  { status: 403, detail: 'The server refused the request (HTTP 403)' },
-];
+  { status: 404, failure: 'http_status', detail: 'The repository file was not found (HTTP 404, no such file)' },
+  {
+    status: 200,
+    failure: 'token_missing',
+    detail: 'The repository file answered HTTP 200, but the token of this claim is missing from it',
+  },
+  { status: 403, failure: 'http_status', detail: 'The forge refused the request (HTTP 403)' },
+] as const;

@@ -6,7 +6,8 @@ import { sourceUrlKey } from '../lib/urls';
 import { AGENT_TYPES, type AgentType } from '../modules/agents/agents.schemas';
 import { agents, type AgentRow } from '../modules/agents/agents.table';
 import { computeTrustScore } from '../modules/agents/trust-score';
-import { CLAIM_TOKEN_PREFIX, verificationUrlFor } from '../modules/claims/claims.service';
+import { CLAIM_TOKEN_PREFIX } from '../modules/claims/claims.service';
+import { proofMethodsFor } from '../modules/claims/proof-methods';
 import { claims, type ClaimRow } from '../modules/claims/claims.table';
 import type { EventType } from '../modules/events/events.table';
 import { generateMarketingContent, type GeneratedContent, type PostReview } from '../modules/marketing/marketing.generator';
@@ -285,6 +286,9 @@ function buildAgents(random: DemoRandom, ids: IdGenerator, authors: DemoAuthor[]
       sourceUrlKey: sourceUrlKey(sourceUrl),
       verified: random.chance(0.1 + 0.3 * ageShare),
       listed: index >= DEMO_SIZES.unlistedAgents,
+      status: 'active',
+      statusMessage: null,
+      ownerAccountId: null,
       trustScore: 0,
       ratingCount: 0,
       ratingSum: 0,
@@ -352,14 +356,23 @@ function buildClaims(
   const rows: ClaimRow[] = [];
   const claim = (agent: DemoAgent, createdAt: number): ClaimRow => {
     const claimant = claimantOf(random, agent.author);
+    const token = `${CLAIM_TOKEN_PREFIX}${randomToken(32, tokenBytes)}`;
+    const methods = proofMethodsFor(agent.row.sourceUrl, token);
     return {
       id: ids.next('clm'),
       agentId: agent.row.id,
       claimantName: claimant.name,
       claimantEmail: claimant.email,
       status: 'pending',
-      token: `${CLAIM_TOKEN_PREFIX}${randomToken(32, tokenBytes)}`,
-      verificationUrl: verificationUrlFor(agent.row.sourceUrl),
+      token,
+      verificationUrl: methods[0]?.url ?? '',
+      methods,
+      verifiedMethod: null,
+      accountId: null,
+      clientKey: null,
+      // Demo sources are made up: their proofs are never re-checked.
+      nextRecheckAt: null,
+      recheckFailures: 0,
       lastCheck: null,
       verifiedBy: null,
       reason: null,
@@ -381,8 +394,23 @@ function buildClaims(
       ...row,
       status: 'verified',
       verifiedBy: automatic ? 'automatic' : 'manual',
+      verifiedMethod: automatic ? (row.methods[0]?.method ?? null) : null,
       lastCheck: automatic
-        ? { checkedAt: iso(decidedAt), ok: true, status: 200, detail: `The token was found at ${row.verificationUrl} (HTTP 200).` }
+        ? {
+            checkedAt: iso(decidedAt),
+            ok: true,
+            status: 200,
+            method: row.methods[0]!.method,
+            detail: `The token was found at ${row.verificationUrl} (HTTP 200).`,
+            results: [
+              {
+                method: row.methods[0]!.method,
+                ok: true,
+                status: 200,
+                detail: `The token was found at ${row.verificationUrl} (HTTP 200).`,
+              },
+            ],
+          }
         : null,
       version: 2,
       updatedAt: iso(decidedAt),
@@ -398,7 +426,13 @@ function buildClaims(
     if (random.chance(0.5)) {
       const failure = random.pick(CLAIM_CHECK_FAILURES);
       const checkedAt = Math.min(base - 10 * 60_000, createdAt + random.int(5 * 60_000, 24 * HOUR));
-      rows.push({ ...row, lastCheck: { checkedAt: iso(checkedAt), ok: false, ...failure }, version: 2, updatedAt: iso(checkedAt) });
+      const result = { method: row.methods[0]!.method, ok: false, ...failure };
+      rows.push({
+        ...row,
+        lastCheck: { checkedAt: iso(checkedAt), ok: false, status: failure.status, detail: failure.detail, results: [result] },
+        version: 2,
+        updatedAt: iso(checkedAt),
+      });
     } else {
       rows.push(row);
     }

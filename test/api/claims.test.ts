@@ -187,12 +187,17 @@ describe('GET /claims/{id}', () => {
       agent_id: created.agent_id,
       status: 'pending',
       verified_by: null,
+      verified_method: null,
       reason: null,
       last_check: null,
       created_at: created.created_at,
       updated_at: created.updated_at,
       decided_at: null,
-      verification: { method: 'well-known', url: created.verification.url },
+      verification: {
+        method: 'well-known',
+        url: created.verification.url,
+        methods: [{ method: 'well-known', url: created.verification.url }],
+      },
     });
     const text = JSON.stringify(claim);
     expect(text).not.toContain(created.verification.token);
@@ -289,7 +294,7 @@ describe('POST /claims/{id}/verify', () => {
     expect(response.headers.get('content-type')).toContain('application/problem+json');
     const problem = await json(response);
     expect(problem).toMatchObject({ status: 422, code: 'verification_failed' });
-    expect(problem.detail).toMatch(/HTTP 200.*token was not found/);
+    expect(problem.detail).toMatch(/HTTP 200.*token of this claim is missing/);
 
     const pending = await json(await server.api(`/claims/${claim.id}`));
     expect(pending).toMatchObject({ status: 'pending', last_check: { ok: false, http_status: 200, detail: problem.detail } });
@@ -323,25 +328,25 @@ describe('POST /claims/{id}/verify', () => {
     expect(response.status).toBe(422);
     const detail = (await json(response)).detail as string;
     expect(detail).toMatch(/HTTP 302/);
-    expect(detail).toMatch(/redirect.*\/elsewhere\/claim\.txt.*not followed/i);
+    expect(detail).toMatch(/redirect.*\/elsewhere\/claim\.txt.*redirects are refused/i);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(target.requests).toEqual([`GET ${WELL_KNOWN}`]);
     expect((await json(await server.api(`/claims/${claim.id}`))).status).toBe('pending');
   });
 
-  it('reads at most 64 KiB: a token past the cap is not found, one inside a huge body is', async () => {
+  it('reads at most 64 KiB: a larger file is refused as too large, even with the token at its start', async () => {
     let body: Buffer = Buffer.alloc(0);
     const target = await startTarget(serveWellKnown(() => body));
-    const late = await createClaim(agentOn(target));
-    body = Buffer.concat([Buffer.alloc(1024 * 1024, 'x'), Buffer.from(late.verification.token)]);
-    const response = await verify(late.id);
+    const claim = await createClaim(agentOn(target));
+    body = Buffer.concat([Buffer.from(`${claim.verification.token}\n`), Buffer.alloc(5 * 1024 * 1024, 'x')]);
+    const response = await verify(claim.id);
     expect(response.status).toBe(422);
-    expect((await json(response)).detail).toMatch(/first 64 KiB/);
+    expect((await json(response)).detail).toMatch(/too large: more than 64 KiB/);
+    const pending = await json(await server.api(`/claims/${claim.id}`));
+    expect(pending).toMatchObject({ status: 'pending', last_check: { ok: false, results: [{ failure: 'too_large' }] } });
 
-    const early = await createClaim(agentOn(target));
-    body = Buffer.concat([Buffer.from(`${early.verification.token}\n`), Buffer.alloc(4 * 1024 * 1024, 'x')]);
-    const ok = await verify(early.id);
-    expect(ok.status).toBe(200);
+    body = Buffer.from(`${claim.verification.token}\n`);
+    expect((await verify(claim.id)).status).toBe(200);
   });
 
   it('follows the agent to its current source when it moved after the claim', async () => {

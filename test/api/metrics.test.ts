@@ -103,6 +103,22 @@ describe('GET /metrics', () => {
     expect(sample(after, 'agentdir_http_requests_total', { route: '/api/v1/newsletter', status_code: '429' })).toBe(2);
   });
 
+  it('counts sign-in refusals under their own policy', async () => {
+    const limited = await startTestServer({ rateLimit: { enabled: true, writes: 1_000 }, accounts: { signInMaxFailures: 2 } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        statuses.push((await limited.post('/sessions', { email: 'nobody@example.test', password: 'wrong password 123' })).status);
+      }
+      expect(statuses).toEqual([401, 401, 429, 429]);
+      const text = await (await fetch(`${limited.origin}/metrics`)).text();
+      expect(sample(text, 'agentdir_rate_limit_rejections_total', { policy: 'sign-in' })).toBe(2);
+      expect(sample(text, 'agentdir_rate_limit_rejections_total', { policy: 'writes' })).toBe(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('reports the mail outbox', async () => {
     const before = sample(await scrape(), 'agentdir_mail_messages');
     for (let i = 0; i < 2; i++) {

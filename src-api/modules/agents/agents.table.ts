@@ -1,5 +1,7 @@
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
+export type AgentStatus = 'active' | 'deprecated';
+
 export const agents = sqliteTable(
   'agents',
   {
@@ -17,6 +19,12 @@ export const agents = sqliteTable(
     verified: integer('verified', { mode: 'boolean' }).notNull().default(false),
     /** Unlisted agents are kept (reviews, claims, history) but hidden from the public API. */
     listed: integer('listed', { mode: 'boolean' }).notNull().default(true),
+    /** Lifecycle set by the owner or a moderator: deprecated agents stay findable but rank below active ones. */
+    status: text('status').$type<AgentStatus>().notNull().default('active'),
+    /** Why it is deprecated, what to use instead; shown with the profile. */
+    statusMessage: text('status_message'),
+    /** The account that proved ownership (a verified claim made with an account); null: no owner. */
+    ownerAccountId: text('owner_account_id'),
     trustScore: real('trust_score').notNull().default(0),
     /** Denormalised from visible reviews so that sorting by rating stays an index scan. */
     ratingCount: integer('rating_count').notNull().default(0),
@@ -34,6 +42,7 @@ export const agents = sqliteTable(
   (table) => [
     index('agents_change_seq_idx').on(table.changeSeq),
     index('agents_source_url_key_idx').on(table.sourceUrlKey),
+    index('agents_owner_idx').on(table.ownerAccountId),
     // One index per list sort, ending in id (the tie-break) so that a page is an index walk, not a sort;
     // and the same with the type filter in front.
     index('agents_list_trust_idx').on(table.listed, table.trustScore, table.id),

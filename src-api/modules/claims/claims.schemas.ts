@@ -17,20 +17,73 @@ export type CreateClaimInput = z.infer<typeof createClaimBodySchema>;
 /** `POST /claims/{id}/verify` takes no body; no body (Fastify passes null), an empty JSON body or `{}` is accepted; any field is a 400. */
 export const verifyClaimBodySchema = z.strictObject({}).nullish();
 
+export const PROOF_METHODS = ['repository-file', 'dns-txt', 'well-known'] as const;
+export const proofMethodNameSchema = z
+  .enum(PROOF_METHODS)
+  .describe(
+    '`repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); ' +
+      '`dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; ' +
+      '`well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin',
+  );
+
+export const PROOF_FAILURES = [
+  'dns_timeout',
+  'dns_error',
+  'dns_no_record',
+  'http_status',
+  'redirect',
+  'too_large',
+  'token_missing',
+  'timeout',
+  'refused',
+  'connection',
+] as const;
+
+export const proofResultSchema = z
+  .object({
+    method: proofMethodNameSchema,
+    ok: z.boolean(),
+    http_status: z.number().int().nullable().describe('HTTP status of the response, null when none came back (or for DNS)'),
+    failure: z.enum(PROOF_FAILURES).nullable().describe('Why the proof did not hold, null when it held'),
+    detail: z.string().describe('What was found, in words'),
+  })
+  .meta({ id: 'ProofResult', description: 'What checking one proof method found' });
+
 export const claimCheckSchema = z
   .object({
     checked_at: isoDateTimeSchema,
-    ok: z.boolean().describe('Whether the token was found'),
-    http_status: z.number().int().nullable().describe('HTTP status of the response, null when none came back'),
-    detail: z.string().describe('What the check found, in words'),
+    ok: z.boolean().describe('Whether any proof held'),
+    method: proofMethodNameSchema.nullable().describe('The method whose proof held, null when none did'),
+    http_status: z.number().int().nullable().describe('HTTP status of the first method’s response, null when none came back'),
+    detail: z.string().describe('What the check found, in words: each method’s result when none held'),
+    results: z.array(proofResultSchema).describe('Every method tried, in the order of `verification.methods`'),
   })
-  .meta({ id: 'ClaimCheck', description: 'The result of the last fetch of the verification URL' });
+  .meta({ id: 'ClaimCheck', description: 'The result of the last check of the claim’s proofs' });
+
+/** A proof as shown publicly: where to look, never the token. */
+export const publicProofMethodSchema = z
+  .object({
+    method: proofMethodNameSchema,
+    url: z.string().optional().describe('The file that must contain the token (repository-file, well-known)'),
+    name: z.string().optional().describe('The DNS name whose TXT record must hold `value` (dns-txt)'),
+  })
+  .meta({ id: 'PublicProofMethod' });
+
+export const proofMethodSchema = z
+  .object({
+    method: proofMethodNameSchema,
+    url: z.string().optional().describe('The file that must contain the token (repository-file, well-known)'),
+    name: z.string().optional().describe('The DNS name whose TXT record must hold `value` (dns-txt)'),
+    value: z.string().optional().describe('The exact TXT record value (dns-txt)'),
+  })
+  .meta({ id: 'ProofMethod', description: 'One way to prove control of the agent’s source' });
 
 const claimFields = {
   id: z.string(),
   agent_id: z.string(),
   status: claimStatusSchema,
   verified_by: z.enum(['automatic', 'manual']).nullable().describe('"automatic" (token found) or "manual" (a moderator decided)'),
+  verified_method: proofMethodNameSchema.nullable().describe('The proof that held when the claim was verified automatically'),
   reason: z.string().nullable().describe('Why the claim was rejected'),
   last_check: claimCheckSchema.nullable(),
   created_at: isoDateTimeSchema,
@@ -42,8 +95,9 @@ export const claimSchema = z
   .object({
     ...claimFields,
     verification: z.object({
-      method: z.literal('well-known'),
-      url: z.string().describe('The URL whose body must contain the token'),
+      method: proofMethodNameSchema.describe('The first (preferred) proof method'),
+      url: z.string().optional().describe('Where the first method’s file must be served'),
+      methods: z.array(publicProofMethodSchema).describe('Every proof that fits the source; any one of them verifies the claim'),
     }),
   })
   .meta({
@@ -58,9 +112,10 @@ export const newClaimSchema = z
     claimant_name: z.string(),
     claimant_email: z.string(),
     verification: z.object({
-      method: z.literal('well-known'),
-      url: z.string().describe('Serve a file here whose body contains the token'),
-      token: z.string().describe('The secret to publish at `url`; shown only in this response'),
+      method: proofMethodNameSchema.describe('The first (preferred) proof method'),
+      url: z.string().optional().describe('Where the first method’s file must be served'),
+      token: z.string().describe('The secret to publish; shown only in this response'),
+      methods: z.array(proofMethodSchema).describe('Every proof that fits the source; any one of them verifies the claim'),
       instructions: z.string(),
     }),
   })
@@ -79,6 +134,6 @@ export type ListClaimsQuery = z.infer<typeof listClaimsQuerySchema>;
 /** The console's view of a claim: everything, including the token, the e-mail address and the version. */
 export interface AdminClaim extends Omit<NewClaim, 'verification'> {
   agent_name: string | null;
-  verification: { method: 'well-known'; url: string; token: string };
+  verification: Omit<NewClaim['verification'], 'instructions'>;
   version: number;
 }

@@ -1,23 +1,25 @@
 import { and, count, desc, eq, ne, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { ConflictError, NotFoundError, StaleVersionError, ValidationError, VerificationFailedError } from '../../errors';
+import {
+  AppError,
+  ConflictError,
+  QuotaExceededError,
+  NotFoundError,
+  StaleVersionError,
+  ValidationError,
+  VerificationFailedError,
+} from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import { randomToken, type IdGenerator } from '../../lib/ids';
-import { safeRequest, SafeRequestError } from '../../lib/safe-http';
+import type { DnsResolver } from '../../lib/dns-resolver';
 import type { Page } from '../../lib/schemas';
-import { originOf } from '../../lib/urls';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
-import {
-  WELL_KNOWN_CLAIM_PATH,
-  type AdminClaim,
-  type CreateClaimInput,
-  type ListClaimsQuery,
-  type NewClaim,
-  type PublicClaim,
-} from './claims.schemas';
-import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus } from './claims.table';
+import { toLastCheckView, toNewClaim, toPublicClaim } from './claim-views';
+import { type AdminClaim, type CreateClaimInput, type ListClaimsQuery, type NewClaim, type PublicClaim } from './claims.schemas';
+import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus, type ProofMethod, type ProofResult } from './claims.table';
+import { createProofChecker, proofMethodsFor } from './proof-methods';
 
 export interface ClaimsServiceDeps {
   db: Db;
@@ -29,10 +31,41 @@ export interface ClaimsServiceDeps {
   events: EventsService;
   /** Let the check reach private and loopback addresses (`--allow-private-urls`, local tests only). */
   allowPrivateUrls: boolean;
-  /** Deadline of one fetch of the well-known file (`config.claimCheckTimeoutMs`). */
+  /** Deadline of one fetch of a proof file (`config.claimCheckTimeoutMs`). */
   verifyTimeoutMs: number;
-  /** Body bytes read from the well-known file. Default 64 KiB. */
+  /** Largest proof file read; a larger one is refused as too large. Default 64 KiB. */
   verifyMaxBytes?: number;
+  /** Answers the dns-txt proofs (`AGENTDIR_DNS_SERVERS`). */
+  resolver: DnsResolver;
+  /** Raw-file origins of the forges by host (`AGENTDIR_FORGE_RAW_BASES`); empty: the real ones. */
+  forgeRawBases: Record<string, string>;
+  /** When a verified claim's proof is first re-checked after verification (`config.ownershipRecheckIntervalMs`). */
+  recheckIntervalMs: number;
+  /** Enforce the quotas of contract section 3 (off with the rate limits). */
+  quotas: boolean;
+}
+
+/** Who is asking, for quotas and ownership. */
+export interface ClaimantContext {
+  /** The client IP key. */
+  clientKey?: string;
+  /** The signed-in account, when there is one. */
+  accountId?: string;
+}
+
+/** Pending claims one client may have at once (contract section 3). */
+export const MAX_PENDING_CLAIMS_PER_CLIENT = 5;
+
+/** A claim whose agent's source admits no proof (a forge URL naming no repository). */
+export class UnprovableSourceError extends AppError {
+  constructor(sourceUrl: string) {
+    super(
+      422,
+      'unprovable_source',
+      'No proof fits this source',
+      `The agent's source ${sourceUrl} names no repository, so ownership cannot be proven automatically; ask a moderator to fix the source URL.`,
+    );
+  }
 }
 
 export interface ModeratorOptions {
@@ -43,59 +76,8 @@ export interface ModeratorOptions {
 export const DEFAULT_VERIFY_MAX_BYTES = 64 * 1024;
 export const CLAIM_TOKEN_PREFIX = 'adclaim-';
 const SUPERSEDED_REASON = 'Another ownership claim for this agent was verified';
-
-/** The outcome of one fetch of the well-known file. */
-interface CheckOutcome {
-  url: string;
-  ok: boolean;
-  status?: number;
-  detail: string;
-}
-
-export function verificationUrlFor(sourceUrl: string): string {
-  return `${originOf(sourceUrl)}${WELL_KNOWN_CLAIM_PATH}`;
-}
-
-function lastCheckView(check: ClaimCheckResult | null) {
-  if (!check) return null;
-  return { checked_at: check.checkedAt, ok: check.ok, http_status: check.status ?? null, detail: check.detail };
-}
-
-function commonView(row: ClaimRow) {
-  return {
-    id: row.id,
-    agent_id: row.agentId,
-    status: row.status,
-    verified_by: (row.verifiedBy as 'automatic' | 'manual' | null) ?? null,
-    reason: row.reason ?? null,
-    last_check: lastCheckView(row.lastCheck ?? null),
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-    decided_at: row.decidedAt ?? null,
-  };
-}
-
-/** What anyone holding the claim id may see: no token, no e-mail address, no claimant name. */
-export function toPublicClaim(row: ClaimRow): PublicClaim {
-  return { ...commonView(row), verification: { method: 'well-known', url: row.verificationUrl } };
-}
-
-/** The response to the claimant who just made the claim. */
-export function toNewClaim(row: ClaimRow): NewClaim {
-  return {
-    ...commonView(row),
-    claimant_name: row.claimantName,
-    claimant_email: row.claimantEmail,
-    verification: {
-      method: 'well-known',
-      url: row.verificationUrl,
-      token: row.token,
-      instructions:
-        `Serve a file at ${row.verificationUrl} whose body contains ${row.token} (HTTP 200, no redirect), ` +
-        `then call POST /api/v1/claims/${row.id}/verify.`,
-    },
-  };
-}
+/** The audit actor of what the service decides by itself. */
+export const SYSTEM_ACTOR = 'system';
 
 export function createClaimsService({
   db,
@@ -107,7 +89,14 @@ export function createClaimsService({
   allowPrivateUrls,
   verifyTimeoutMs,
   verifyMaxBytes = DEFAULT_VERIFY_MAX_BYTES,
+  resolver,
+  forgeRawBases,
+  recheckIntervalMs,
+  quotas,
 }: ClaimsServiceDeps) {
+  const checkProof = createProofChecker({ resolver, allowPrivateUrls, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
+  const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
+
   const findRow = (id: string): ClaimRow | undefined => db.select().from(claims).where(eq(claims.id, id)).get();
 
   const requireRow = (id: string): ClaimRow => {
@@ -124,14 +113,10 @@ export function createClaimsService({
 
   const agentNameOf = (agentId: string): string | null => agents.findRow(agentId)?.name ?? null;
 
-  const toAdminClaim = (row: ClaimRow): AdminClaim => ({
-    ...commonView(row),
-    agent_name: agentNameOf(row.agentId),
-    claimant_name: row.claimantName,
-    claimant_email: row.claimantEmail,
-    verification: { method: 'well-known', url: row.verificationUrl, token: row.token },
-    version: row.version,
-  });
+  const toAdminClaim = (row: ClaimRow): AdminClaim => {
+    const { instructions: _instructions, ...verification } = toNewClaim(row).verification;
+    return { ...toNewClaim(row), agent_name: agentNameOf(row.agentId), verification, version: row.version };
+  };
 
   /** Writes `changes`, bumping version and updated_at. Call inside a transaction. */
   const writeChanges = (current: ClaimRow, changes: Partial<ClaimRow>): ClaimRow => {
@@ -140,45 +125,47 @@ export function createClaimsService({
     return next;
   };
 
-  /** Fetches the verification URL and says whether it holds the token. Never throws for what the target does. */
-  const fetchAndCheck = async (url: string, token: string): Promise<CheckOutcome> => {
-    try {
-      const response = await safeRequest({
-        url,
-        timeoutMs: verifyTimeoutMs,
-        maxResponseBytes: verifyMaxBytes,
-        allowPrivate: allowPrivateUrls,
-        headers: { accept: 'text/plain, */*;q=0.5' },
-      });
-      const { status } = response;
-      if (status >= 300 && status < 400) {
-        const location = typeof response.headers.location === 'string' ? ` to ${clip(response.headers.location, 200)}` : '';
-        return {
-          url,
-          ok: false,
-          status,
-          detail: `${url} answered HTTP ${status}, a redirect${location}. Redirects are not followed: serve the file at this exact URL.`,
-        };
+  /** Checks every method at once; passes when any holds. Never throws for what the targets do. */
+  const checkAll = async (methods: ProofMethod[], token: string): Promise<ClaimCheckResult> => {
+    const results: ProofResult[] = await Promise.all(methods.map((method) => checkProof(method, token)));
+    const held = results.find((result) => result.ok);
+    const first = results[0];
+    const detail = held
+      ? held.detail
+      : results.length === 1
+        ? first!.detail
+        : results.map((result) => `${result.method}: ${result.detail}`).join(' ');
+    return {
+      checkedAt: isoNow(clock),
+      ok: held !== undefined,
+      ...(first?.status !== undefined ? { status: first.status } : {}),
+      detail: detail || 'No proof method fits this agent’s source.',
+      ...(held ? { method: held.method } : {}),
+      results,
+    };
+  };
+
+  /** Contract section 3: at most 5 pending claims per client; one pending claim per account and agent. */
+  const enforceQuotas = (agentId: string, who: ClaimantContext): void => {
+    if (who.accountId) {
+      const mine = db
+        .select({ id: claims.id })
+        .from(claims)
+        .where(and(eq(claims.agentId, agentId), eq(claims.accountId, who.accountId), eq(claims.status, 'pending')))
+        .get();
+      if (mine) throw new ConflictError(`You already have a pending claim on agent "${agentId}" (${mine.id}); verify or wait for it`);
+    }
+    if (who.clientKey) {
+      const pending = db
+        .select({ n: count() })
+        .from(claims)
+        .where(and(eq(claims.clientKey, who.clientKey), eq(claims.status, 'pending')))
+        .get()?.n;
+      if ((pending ?? 0) >= MAX_PENDING_CLAIMS_PER_CLIENT) {
+        throw new QuotaExceededError(
+          `At most ${MAX_PENDING_CLAIMS_PER_CLIENT} pending claims per client; verify or withdraw one before claiming another agent`,
+        );
       }
-      if (status < 200 || status >= 300) {
-        return { url, ok: false, status, detail: `${url} answered HTTP ${status}; expected HTTP 200 with the token in the body.` };
-      }
-      if (!response.body.includes(token)) {
-        const read = response.truncated
-          ? `the first ${formatBytes(verifyMaxBytes)} of the body (the rest was not read)`
-          : `the body (${formatBytes(response.bytes)})`;
-        return { url, ok: false, status, detail: `${url} answered HTTP ${status}, but the token was not found in ${read}.` };
-      }
-      return { url, ok: true, status, detail: `The token was found at ${url} (HTTP ${status}).` };
-    } catch (error) {
-      if (!(error instanceof SafeRequestError)) throw error;
-      const detail =
-        error.reason === 'timeout'
-          ? `${url} did not answer completely within ${formatMs(verifyTimeoutMs)}.`
-          : error.reason === 'private_address'
-            ? `${url} was not fetched: ${error.message}. Only public addresses are checked.`
-            : `${url} could not be fetched: ${error.message}.`;
-      return { url, ok: false, detail };
     }
   };
 
@@ -192,12 +179,20 @@ export function createClaimsService({
     how: { verifiedBy: 'automatic' | 'manual'; actor?: string; note?: string; changes?: Partial<ClaimRow> },
   ): ClaimRow => {
     const now = isoNow(clock);
-    const next = writeChanges(current, { ...how.changes, status: 'verified', verifiedBy: how.verifiedBy, decidedAt: now });
+    const next = writeChanges(current, {
+      ...how.changes,
+      status: 'verified',
+      verifiedBy: how.verifiedBy,
+      decidedAt: now,
+      // Only a proof can be re-checked; a moderator's word stands until a moderator changes it.
+      nextRecheckAt: how.verifiedBy === 'automatic' ? new Date(clock.now().getTime() + recheckIntervalMs).toISOString() : null,
+      recheckFailures: 0,
+    });
     events.record('claim.approved', {
       claim_id: next.id,
       agent_id: next.agentId,
       claimant_name: next.claimantName,
-      method: how.verifiedBy === 'automatic' ? 'well-known' : 'manual',
+      method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
     });
     agents.setVerified(next.agentId, true, { via: 'claim', actor: how.actor });
 
@@ -207,17 +202,16 @@ export function createClaimsService({
       .where(and(eq(claims.agentId, next.agentId), eq(claims.status, 'pending'), ne(claims.id, next.id)))
       .all();
     for (const other of others) {
-      const rejected = writeChanges(other, { status: 'rejected', reason: SUPERSEDED_REASON, decidedAt: now });
-      if (how.actor) {
-        audit.record({
-          actor: how.actor,
-          action: 'claim.reject',
-          entityType: 'claim',
-          entityId: other.id,
-          before: { status: other.status },
-          after: { status: rejected.status, reason: rejected.reason, superseded_by: next.id },
-        });
-      }
+      const rejected = writeChanges(other, { status: 'rejected', reason: `${SUPERSEDED_REASON} (${next.id})`, decidedAt: now });
+      // The service did this, not whoever verified the winning claim.
+      audit.record({
+        actor: SYSTEM_ACTOR,
+        action: 'claim.reject',
+        entityType: 'claim',
+        entityId: other.id,
+        before: { status: other.status },
+        after: { status: rejected.status, reason: rejected.reason, superseded_by: next.id },
+      });
     }
     if (how.actor) {
       audit.record({
@@ -240,24 +234,23 @@ export function createClaimsService({
   const runCheck = async (id: string, options: ModeratorOptions & { actor?: string }): Promise<ClaimRow> => {
     const before = requireRow(id);
     requirePending(before, options);
-    // The URL follows the agent's current source, so a claim made before the source moved
+    // The proofs follow the agent's current source, so a claim made before the source moved
     // cannot be proven on the old host.
     const agent = agents.findRow(before.agentId);
-    const url = agent ? verificationUrlFor(agent.sourceUrl) : before.verificationUrl;
-    const outcome = await fetchAndCheck(url, before.token);
+    const methods = agent ? methodsOf(agent.sourceUrl, before.token) : before.methods;
+    const lastCheck = await checkAll(methods, before.token);
 
     const row = inTransaction(db, () => {
       const current = requireRow(id);
-      // Someone else may have decided (or checked) the claim while we were fetching.
+      // Someone else may have decided (or checked) the claim while we were checking.
       requirePending(current, { expectedVersion: options.expectedVersion === undefined ? undefined : before.version });
-      const lastCheck: ClaimCheckResult = {
-        checkedAt: isoNow(clock),
-        ok: outcome.ok,
-        ...(outcome.status !== undefined ? { status: outcome.status } : {}),
-        detail: outcome.detail,
+      const changes: Partial<ClaimRow> = {
+        lastCheck,
+        methods,
+        verificationUrl: methods[0]?.url ?? current.verificationUrl,
+        ...(lastCheck.ok ? { verifiedMethod: lastCheck.method } : {}),
       };
-      const changes: Partial<ClaimRow> = { lastCheck, verificationUrl: outcome.url };
-      if (outcome.ok) return approve(current, { verifiedBy: 'automatic', actor: options.actor, changes });
+      if (lastCheck.ok) return approve(current, { verifiedBy: 'automatic', actor: options.actor, changes });
       const next = writeChanges(current, changes);
       if (options.actor) {
         audit.record({
@@ -266,24 +259,28 @@ export function createClaimsService({
           entityType: 'claim',
           entityId: id,
           before: { status: current.status },
-          after: { status: next.status, last_check: lastCheckView(lastCheck) },
+          after: { status: next.status, last_check: toLastCheckView(lastCheck) },
         });
       }
       return next;
     });
-    if (!outcome.ok) throw new VerificationFailedError(outcome.detail);
+    if (!lastCheck.ok) throw new VerificationFailedError(lastCheck.detail);
     return row;
   };
 
   return {
     toPublicClaim,
 
-    /** A new pending claim on a listed, not yet verified agent, with its token and verification URL. */
-    create(input: CreateClaimInput): NewClaim {
+    /** A new pending claim on a listed, not yet verified agent, with its token and every proof that fits. */
+    create(input: CreateClaimInput, who: ClaimantContext = {}): NewClaim {
       return inTransaction(db, () => {
         const agent = agents.findRow(input.agent_id);
         if (!agent || !agent.listed) throw new NotFoundError('Agent', input.agent_id);
         if (agent.verified) throw new ConflictError(`Agent "${agent.id}" is already verified; it cannot be claimed again`);
+        if (quotas) enforceQuotas(agent.id, who);
+        const token = `${CLAIM_TOKEN_PREFIX}${randomToken(32)}`;
+        const methods = methodsOf(agent.sourceUrl, token);
+        if (methods.length === 0) throw new UnprovableSourceError(agent.sourceUrl);
         const now = isoNow(clock);
         const row: ClaimRow = {
           id: ids.next('clm'),
@@ -291,8 +288,14 @@ export function createClaimsService({
           claimantName: input.claimant_name,
           claimantEmail: input.claimant_email,
           status: 'pending',
-          token: `${CLAIM_TOKEN_PREFIX}${randomToken(32)}`,
-          verificationUrl: verificationUrlFor(agent.sourceUrl),
+          token,
+          verificationUrl: methods[0]!.url ?? '',
+          methods,
+          verifiedMethod: null,
+          accountId: who.accountId ?? null,
+          clientKey: who.clientKey ?? null,
+          nextRecheckAt: null,
+          recheckFailures: 0,
           lastCheck: null,
           verifiedBy: null,
           reason: null,
@@ -395,16 +398,3 @@ export function createClaimsService({
 }
 
 export type ClaimsService = ReturnType<typeof createClaimsService>;
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}
-
-function formatMs(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}

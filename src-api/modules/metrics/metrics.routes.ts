@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config';
 import { bearerToken, isAdminToken } from '../../console/admin-auth';
+import { RateLimitedError } from '../../errors';
 import { problem, sendProblem } from '../../http/problem';
 import type { Metrics } from './metrics.registry';
 
@@ -15,14 +16,18 @@ export interface MetricsRouteOptions {
 
 /**
  * Counts every answered request (an onResponse hook on the root, so it sees
- * every route, the 404s and the 429s) and serves GET /metrics. Call it on the
+ * every route, the 404s and the 429s) and every rate-limit refusal, and serves GET /metrics. Call it on the
  * root instance before any route is registered.
  */
 export function installMetrics(app: FastifyInstance, { metrics, config, adminToken }: MetricsRouteOptions): void {
   // A callback hook, not an async one: it runs on every response, after it was sent.
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
-    if (reply.statusCode === 429) metrics.observeRateLimited(request.routeOptions.config.rateLimit ?? 'other');
+    done();
+  });
+  // Every limit (the rate limits, sign-in attempts) refuses by throwing RateLimitedError, naming itself.
+  app.addHook('onError', (_request, _reply, error, done) => {
+    if (error instanceof RateLimitedError) metrics.observeRateLimited(error.policy);
     done();
   });
   app.addHook('onClose', (_instance, done) => {
