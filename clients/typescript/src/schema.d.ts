@@ -137,9 +137,9 @@ export interface paths {
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *
-     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `limit` (1–100, default 20) caps `agents`. The index follows every change to the directory, including imports by another process, on the next request.
+     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `agents` holds page `page` (from 1) of `limit` (1–100, default 20) hits, page × limit at most 10,000; an RFC 8288 `Link` header gives the `next` and `prev` pages. The index follows every change to the directory, including imports by another process, on the next request.
      *
-     *     Query string: `q`, `limit`, `type`, `min_trust`, `capabilities` (comma-separated, or repeated).
+     *     Query string: `q`, `page`, `limit`, `type`, `min_trust`, `capabilities` (comma-separated, or repeated).
      */
     get: operations['getAgentsSearch'];
     put?: never;
@@ -149,9 +149,9 @@ export interface paths {
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *
-     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `limit` (1–100, default 20) caps `agents`. The index follows every change to the directory, including imports by another process, on the next request.
+     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `agents` holds page `page` (from 1) of `limit` (1–100, default 20) hits, page × limit at most 10,000; an RFC 8288 `Link` header gives the `next` and `prev` pages. The index follows every change to the directory, including imports by another process, on the next request.
      *
-     *     The same search as `GET /agents/search`, with a JSON body; every field is optional (`{}` lists all agents by trust score) and unknown fields are rejected.
+     *     The same search as `GET /agents/search`, with a JSON body; every field is optional (`{}` lists all agents by trust score) and unknown fields are rejected; the text may be given as `query` or `q`. The `Link` header points at the neighbouring pages as GET URLs.
      */
     post: operations['postAgentsSearch'];
     delete?: never;
@@ -1804,6 +1804,8 @@ export interface operations {
       query?: {
         /** @description Free text, at most 500 characters; empty lists by trust score */
         q?: string;
+        /** @description 1-based page of `limit` hits; page × limit at most 10000 */
+        page?: number;
         limit?: number;
         /** @description Only agents of this type */
         type?:
@@ -1835,6 +1837,7 @@ export interface operations {
         headers: {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          Link: components['headers']['Link'];
           [name: string]: unknown;
         };
         content: {
@@ -1843,7 +1846,9 @@ export interface operations {
             query: string;
             /** @description Best first */
             agents: components['schemas']['SearchHit'][];
-            /** @description Matches before `limit` */
+            page: number;
+            limit: number;
+            /** @description Every match, on all pages */
             total: number;
           };
         };
@@ -1892,6 +1897,13 @@ export interface operations {
         'application/json': {
           /** @description Free text, at most 500 characters; empty lists by trust score */
           query?: string;
+          /** @description The same as `query` (as in GET); give one of them */
+          q?: string;
+          /**
+           * @description 1-based page of `limit` hits; page × limit at most 10000
+           * @default 1
+           */
+          page?: number;
           /** @default 20 */
           limit?: number;
           /**
@@ -1933,7 +1945,9 @@ export interface operations {
             query: string;
             /** @description Best first */
             agents: components['schemas']['SearchHit'][];
-            /** @description Matches before `limit` */
+            page: number;
+            limit: number;
+            /** @description Every match, on all pages */
             total: number;
           };
         };
