@@ -32,6 +32,8 @@ describe('npm run bench (smoke)', () => {
       'GET /agents (list pages)',
       'GET /agents/{id}/connections',
       'search over HTTP (GET + POST, mixed, top 20)',
+      'search class: one common word (cache off)',
+      'search class: filtered POST (cache off)',
       'server RSS under load (peak)',
       'typo queries: target in top 5',
       'exact queries: target in top 5',
