@@ -19,6 +19,7 @@ import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
 import { clientBucket, createRateLimiter, rateLimitHeaders, type RateLimitDecision, type RateLimitPolicy } from './rate-limit';
+import { createOpenApiRouteInfo, polishOpenApiDocument } from './openapi';
 import { apiRoutes } from './routes';
 import {
   applyCorsHeaders,
@@ -88,6 +89,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   await app.register(fastifyCookie);
   // Before any route is added: the method index behind 405s is fed by onRoute.
   installMethodHandling(app, createMethodIndex());
+  const openApiRoutes = createOpenApiRouteInfo();
+  app.addHook('onRoute', (route) => openApiRoutes.add(route));
   // Before any route, so that its onResponse hook counts them all.
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
@@ -147,12 +150,20 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         securitySchemes: {
           bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
           headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'agentdir_session', description: 'The session cookie set by POST /sessions' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'agentdir_session',
+            description: 'The session cookie set by POST /sessions',
+          },
         },
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) =>
+      polishOpenApiDocument(jsonSchemaTransformObject(input) as Record<string, unknown>, openApiRoutes) as ReturnType<
+        typeof jsonSchemaTransformObject
+      >,
   });
 
   const apiRouteTable: ApiRouteEntry[] = [];
