@@ -775,7 +775,7 @@ export interface paths {
     put?: never;
     /**
      * Submit an agent for review
-     * @description Sends a new agent to the moderators. It stays `pending` until a moderator approves it (it becomes a listed agent and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). `contact_email` is private to the moderators and never returned by the API. A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission.
+     * @description Sends a new agent to the moderators. It stays `pending` until a moderator approves it (it becomes a listed agent and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). `contact_email` is private to the moderators and never returned by the API. A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission. One client (an account, else an IP address, IPv6 by /64) may have 5 submissions waiting at once; a sixth is a 409 `quota_exceeded`.
      */
     post: operations['postSubmit'];
     delete?: never;
