@@ -9,6 +9,7 @@ import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
+import { createReportsService } from './modules/reports/reports.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeysService } from './modules/keys/keys.service';
 import { createMailService } from './modules/mail/mail.service';
@@ -60,6 +61,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
     quotas: config.rateLimit.enabled,
   });
+  const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   const stats = createStatsService(base);
@@ -84,6 +86,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     reviews,
     submissions,
     claims,
+    reports,
     newsletter,
     marketing,
     stats,

@@ -147,7 +147,12 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         securitySchemes: {
           bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key (adk_…) as a bearer token' },
           headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'agentdir_session', description: 'The session cookie set by POST /sessions' },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'agentdir_session',
+            description: 'The session cookie set by POST /sessions',
+          },
         },
       },
     },

@@ -4,6 +4,7 @@ import { accountsRoutes } from '../modules/accounts/accounts.routes';
 import { meRoutes } from '../modules/accounts/me.routes';
 import { agentsRoutes } from '../modules/agents/agents.routes';
 import { claimsRoutes } from '../modules/claims/claims.routes';
+import { reportsRoutes } from '../modules/reports/reports.routes';
 import { healthRoutes } from '../modules/stats/health.routes';
 import { marketingRoutes } from '../modules/marketing/marketing.routes';
 import { newsletterRoutes } from '../modules/newsletter/newsletter.routes';
@@ -31,6 +32,7 @@ export const apiRoutes: ApiRoutes = async (api, options) => {
     reviewsRoutes,
     submissionsRoutes,
     claimsRoutes,
+    reportsRoutes,
     newsletterRoutes,
     marketingRoutes,
     accountsRoutes,
