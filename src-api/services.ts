@@ -64,7 +64,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
-  const stats = createStatsService(base);
+  const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });

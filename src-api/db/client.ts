@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { ensurePrivateDir, ensurePrivateFile, fixMode, PRIVATE_FILE_MODE } from '../lib/private-files';
 import { projectPath } from '../lib/project-root';
 import * as schema from './schema';
 
@@ -23,9 +23,13 @@ export interface OpenDatabaseOptions {
  * so that a server and a CLI command can share it, and brings it up to date.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  // 0700 dir, 0600 file before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
+  ensurePrivateDir(path.dirname(file));
+  ensurePrivateFile(file);
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
+  // Files left by an older version (or copied in) may have a wider mode than their database now has.
+  for (const suffix of ['-wal', '-shm']) fixMode(`${file}${suffix}`, PRIVATE_FILE_MODE);
   // Another process may hold the write lock briefly (cli import while serving): wait, don't fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');

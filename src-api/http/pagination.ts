@@ -3,9 +3,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /**
  * Sets an RFC 8288 Link header with `next` and `prev` pages, keeping the other query parameters.
  * The links are relative (path and query), so the Host header plays no part and cannot make this throw.
+ * `query` replaces the request's own query string (a POST search links to the same search as a GET).
  */
-export function setPageLinks(request: FastifyRequest, reply: FastifyReply, page: { page: number; limit: number; total: number }): void {
+export function setPageLinks(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: { page: number; limit: number; total: number },
+  query?: URLSearchParams,
+): void {
   const url = new URL(request.url, 'http://localhost');
+  if (query) url.search = query.toString();
   const link = (target: number, rel: string): string => {
     url.searchParams.set('page', String(target));
     url.searchParams.set('limit', String(page.limit));

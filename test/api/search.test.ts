@@ -118,7 +118,7 @@ const top5 = async (q: string) => ids((await searchGet({ q, limit: '5' })).agent
 describe('GET /agents/search', () => {
   it('answers on the static route, not as the agent "search"', async () => {
     const body = await searchGet({ q: 'reviewer' });
-    expect(Object.keys(body).sort()).toEqual(['agents', 'query', 'total']);
+    expect(Object.keys(body).sort()).toEqual(['agents', 'limit', 'page', 'query', 'total']);
     expect(body.query).toBe('reviewer');
     expect(body.agents[0]).toMatchObject({ id: expect.any(String), score: expect.any(Number), rating: { average: null, count: 0 } });
   });
@@ -251,6 +251,47 @@ describe('POST /agents/search', () => {
 
   it('lists everything for an empty body object', async () => {
     expect((await searchPost({})).total).toBe(DIRECTORY.length);
+  });
+});
+
+describe('paging, GET and POST alike', () => {
+  it('pages through every match with page, limit, total and a Link header', async () => {
+    const all = await searchGet({ q: 'code', limit: '100' });
+    expect(all.total).toBeGreaterThanOrEqual(2);
+    const seen: string[] = [];
+    for (let page = 1; page <= all.total; page++) {
+      const response = await server.api(`/agents/search?q=code&limit=1&page=${page}`);
+      const body = (await response.json()) as { agents: Hit[]; page: number; limit: number; total: number };
+      expect(body).toMatchObject({ page, limit: 1, total: all.total });
+      seen.push(...ids(body.agents));
+      const link = response.headers.get('link') ?? '';
+      expect(link.includes('rel="next"')).toBe(page < all.total);
+      expect(link.includes('rel="prev"')).toBe(page > 1);
+      if (page < all.total) expect(link).toContain(`page=${page + 1}`);
+    }
+    expect(seen).toEqual(ids(all.agents));
+    const beyond = await searchGet({ q: 'code', limit: '1', page: String(all.total + 1) });
+    expect(beyond.agents).toEqual([]);
+  });
+
+  it('pages a POST search the same way, its links being the same search as a GET', async () => {
+    const first = await server.post('/agents/search', { q: 'code', limit: 1, page: 1, type: 'coding' });
+    const second = await server.post('/agents/search', { query: 'code', limit: 1, page: 2, type: 'coding' });
+    const [a, b] = [(await first.json()) as { agents: Hit[]; total: number }, (await second.json()) as { agents: Hit[]; page: number }];
+    expect(a.total).toBeGreaterThanOrEqual(2);
+    expect(b.page).toBe(2);
+    expect(a.agents[0]!.id).not.toBe(b.agents[0]!.id);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toContain('q=code');
+    expect(next).toContain('type=coding');
+    const followed = (await (await fetch(new URL(next!, server.apiBaseUrl))).json()) as { agents: Hit[] };
+    expect(ids(followed.agents)).toEqual(ids(b.agents));
+  });
+
+  it('rejects pages past the depth limit and two different texts in one POST', async () => {
+    expect((await server.api('/agents/search?q=code&limit=100&page=101')).status).toBe(400);
+    expect((await server.api('/agents/search?q=code&page=0')).status).toBe(400);
+    expect((await server.post('/agents/search', { query: 'a', q: 'b' })).status).toBe(400);
   });
 });
 

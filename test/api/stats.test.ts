@@ -1,4 +1,7 @@
 import { eq } from 'drizzle-orm';
+import { databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { claims } from '../../src-api/modules/claims/claims.table';
@@ -143,5 +146,37 @@ describe('StatsService.overview (console dashboard)', () => {
     expect(overview.activity.reduce((sum, point) => sum + point.submissions, 0)).toBe(3);
     expect(overview.activity[29]!.agents).toBe(5);
     expect(overview.activity[29]!.reviews).toBe(5);
+  });
+});
+
+describe('GET /stats cache', () => {
+  it('computes once while nothing changes, and sees review writes, moderation and other processes at once', async () => {
+    const { agents, reviews: reviewsService, stats } = server.services;
+    const first = stats.directory();
+    expect(stats.directory()).toBe(first); // the same cached object: no recomputation
+
+    const agent = agents.create(agentInput({ name: 'Cache Probe', type: 'coding' }), { emitEvents: false });
+    const afterAgent = await json(await server.api('/stats'));
+    expect(afterAgent.total_agents).toBe(first.total_agents + 1);
+
+    const review = await server.post(`/agents/${agent.id}/reviews`, { rating: 1 });
+    expect(review.status).toBe(201);
+    const afterReview = await json(await server.api('/stats'));
+    expect(afterReview.reviews.count).toBe(first.reviews.count + 1);
+
+    reviewsService.setHidden((await json(review)).id, true, 'test');
+    expect((await json(await server.api('/stats'))).reviews.count).toBe(first.reviews.count);
+
+    // Another process (a CLI beside the server) writes to the same file.
+    const other = openDatabase(databasePath(server.services.config));
+    try {
+      createServices({ db: other, config: server.services.config }).agents.create(agentInput({ name: 'From Another Process' }), {
+        emitEvents: false,
+      });
+    } finally {
+      other.$client.close();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await json(await server.api('/stats'))).total_agents).toBe(first.total_agents + 2);
   });
 });

@@ -11,6 +11,7 @@ import { agentInput, startTestServer, type TestServer } from '../helpers/test-se
 // Short deadlines so stalls are cut within the test's time; the rules are the same as the defaults'.
 const HEADERS_TIMEOUT_MS = 1_500;
 const REQUEST_TIMEOUT_MS = 3_000;
+const IDLE_HEADERS_TIMEOUT_MS = 5_000;
 
 let server: TestServer;
 let port: number;
@@ -102,7 +103,10 @@ describe('slow and oversized requests', () => {
   });
 
   it('keeps /health answering within a second while 1,500 idle sockets are open, then closes them all', async () => {
-    await (await fetch(`${server.apiBaseUrl}/health`)).arrayBuffer();
+    // Its own server with a longer header deadline, so the 1,500 are measured while open, not while being cut.
+    const idle = await startTestServer({ transport: { headersTimeoutMs: IDLE_HEADERS_TIMEOUT_MS, timeoutCheckIntervalMs: 250 } });
+    const idlePort = portOf(idle.origin);
+    await (await fetch(`${idle.apiBaseUrl}/health`)).arrayBuffer();
     // Each socket's close is watched from its creation: early ones may be cut before the last connects.
     const closings: Array<Promise<unknown>> = [];
     const sockets = await Promise.all(
@@ -110,7 +114,7 @@ describe('slow and oversized requests', () => {
         { length: 1_500 },
         () =>
           new Promise<net.Socket>((resolve, reject) => {
-            const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+            const socket = net.connect(idlePort, '127.0.0.1', () => resolve(socket));
             closings.push(new Promise((closed) => socket.on('close', closed)));
             socket.resume(); // read (and drop) the 408, so the server's FIN is seen
             socket.on('error', reject);
@@ -123,7 +127,7 @@ describe('slow and oversized requests', () => {
       const latencies: number[] = [];
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
-        const health = await fetch(`${server.apiBaseUrl}/health`);
+        const health = await fetch(`${idle.apiBaseUrl}/health`);
         latencies.push(performance.now() - started);
         expect(health.status).toBe(200);
         await health.arrayBuffer();
@@ -133,11 +137,12 @@ describe('slow and oversized requests', () => {
       // None is held: each is answered 408 and closed at the header deadline.
       const closedWithin = await Promise.race([
         closedAll.then(() => true),
-        new Promise((r) => setTimeout(() => r(false), HEADERS_TIMEOUT_MS + 8_000)),
+        new Promise((r) => setTimeout(() => r(false), IDLE_HEADERS_TIMEOUT_MS + 8_000)),
       ]);
       expect(closedWithin).toBe(true);
     } finally {
       for (const socket of sockets) socket.destroy();
+      await idle.close();
     }
   }, 30_000);
 });

@@ -511,15 +511,17 @@ export interface paths {
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *
-     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `limit` (1–100, default 20) caps `agents`. The index follows every change to the directory, including imports by another process, on the next request.
+     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `agents` holds page `page` (from 1) of `limit` (1–100, default 20) hits, page × limit at most 10,000; an RFC 8288 `Link` header gives the `next` and `prev` pages. The index follows every change to the directory, including imports by another process, on the next request.
      *
-     *     Query string: `q`, `limit`, `type`, `min_trust`, `capabilities` (comma-separated, or repeated).
+     *     Query string: `q`, `page`, `limit`, `type`, `min_trust`, `capabilities` (comma-separated, or repeated).
      */
     get: {
       parameters: {
         query?: {
           /** @description Free text, at most 500 characters; empty lists by trust score */
           q?: string;
+          /** @description 1-based page of `limit` hits; page × limit at most 10000 */
+          page?: number;
           limit?: number;
           /** @description Only agents of this type */
           type?:
@@ -557,7 +559,9 @@ export interface paths {
               query: string;
               /** @description Best first */
               agents: components['schemas']['SearchHit'][];
-              /** @description Matches before `limit` */
+              page: number;
+              limit: number;
+              /** @description Every match, on all pages */
               total: number;
             };
           };
@@ -589,9 +593,9 @@ export interface paths {
      *
      *     When some agents match every word, only those are returned; otherwise agents matching any word, those matching more words first. An agent whose name is exactly the query comes first. `score` = number of query words matched + 1 for an exact-name match + relevance (0 to <1); higher is better. Ties go to the higher trust score, then the smaller id.
      *
-     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `limit` (1–100, default 20) caps `agents`. The index follows every change to the directory, including imports by another process, on the next request.
+     *     Filters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` (the agent must have every one; case-insensitive exact match of the whole capability). With no query (or one without letters or digits), every agent passing the filters is returned by trust score, highest first, with `score` 0. `total` counts all matches; `agents` holds page `page` (from 1) of `limit` (1–100, default 20) hits, page × limit at most 10,000; an RFC 8288 `Link` header gives the `next` and `prev` pages. The index follows every change to the directory, including imports by another process, on the next request.
      *
-     *     The same search as `GET /agents/search`, with a JSON body; every field is optional (`{}` lists all agents by trust score) and unknown fields are rejected.
+     *     The same search as `GET /agents/search`, with a JSON body; every field is optional (`{}` lists all agents by trust score) and unknown fields are rejected; the text may be given as `query` or `q`. The `Link` header points at the neighbouring pages as GET URLs.
      */
     post: {
       parameters: {
@@ -605,6 +609,13 @@ export interface paths {
           'application/json': {
             /** @description Free text, at most 500 characters; empty lists by trust score */
             query?: string;
+            /** @description The same as `query` (as in GET); give one of them */
+            q?: string;
+            /**
+             * @description 1-based page of `limit` hits; page × limit at most 10000
+             * @default 1
+             */
+            page?: number;
             /** @default 20 */
             limit?: number;
             /**
@@ -644,7 +655,9 @@ export interface paths {
               query: string;
               /** @description Best first */
               agents: components['schemas']['SearchHit'][];
-              /** @description Matches before `limit` */
+              page: number;
+              limit: number;
+              /** @description Every match, on all pages */
               total: number;
             };
           };
@@ -1003,7 +1016,7 @@ export interface paths {
     put?: never;
     /**
      * Claim ownership of an agent
-     * @description Starts an ownership claim on a listed agent that is not verified yet. The response is the only one that carries the verification token (and echoes the claimant’s name and e-mail address, which are never shown publicly). To prove control, serve a file at `verification.url` (the origin of the agent’s source_url + `/.well-known/agent-directory-claim.txt`) whose body contains the token, then call `POST /claims/{id}/verify`. Unknown agent: 404; already verified agent: 409.
+     * @description Starts an ownership claim on a listed agent that is not verified yet. The response is the only one that carries the verification token (and echoes the claimant’s name and e-mail address, which are never shown publicly). `verification.methods` lists every proof that fits the agent’s source; any one verifies the claim: `repository-file` (sources on github.com, gitlab.com, codeberg.org: commit `.well-known/agent-directory-claim.txt` holding the token to the default branch), `well-known` (other hosts: serve `/.well-known/agent-directory-claim.txt` on the source’s origin) and `dns-txt` (other named hosts: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`). The first method also fills `verification.method` and `url`. Then call `POST /claims/{id}/verify`. Unknown or unlisted agent: 404; already verified agent: 409 `conflict`; five pending claims from this client already: 409 `quota_exceeded`; a forge source that names no repository: 422 `unprovable_source`.
      */
     post: {
       parameters: {
@@ -1057,6 +1070,15 @@ export interface paths {
         };
         /** @description Default Response */
         409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        422: {
           headers: {
             [name: string]: unknown;
           };
@@ -1160,7 +1182,7 @@ export interface paths {
     put?: never;
     /**
      * Verify a pending claim
-     * @description Fetches `verification.url` once (no redirects followed, 5 s deadline, first 64 KiB read, private and loopback addresses refused). When the body contains the token the claim becomes `verified`, the agent becomes `verified: true` (events `claim.approved` and `agent.verified`) and any other pending claim on the agent is rejected as superseded. Otherwise 422 `verification_failed` says what was found; the claim stays pending and the result is kept in `last_check`. No body is needed (an empty body or `{}` is accepted). Not pending: 409.
+     * @description Checks every method of `verification.methods` at once: files are fetched once each (no redirects followed, 5 s deadline, at most 64 KiB: a larger file fails as too large; private and loopback addresses refused), TXT records are asked of the DNS with a deadline. When any proof holds the claim becomes `verified` (`verified_method` says which), the agent becomes `verified: true` (events `claim.approved` and `agent.verified`) and any other pending claim on the agent is rejected as superseded. Otherwise 422 `verification_failed` says exactly what failed for each method (DNS error or timeout, HTTP 404, redirect refused, token missing, too large); the claim stays pending and the result is kept in `last_check.results`. No body is needed (an empty body or `{}` is accepted). Not pending: 409.
      */
     post: {
       parameters: {
@@ -2298,6 +2320,8 @@ export interface components {
       status: 'pending' | 'verified' | 'rejected';
       /** @description "automatic" (token found) or "manual" (a moderator decided) */
       verified_by: ('automatic' | 'manual') | null;
+      /** @description The proof that held when the claim was verified automatically */
+      verified_method: ('repository-file' | 'dns-txt' | 'well-known') | null;
       /** @description Why the claim was rejected */
       reason: string | null;
       last_check: components['schemas']['ClaimCheck'] | null;
@@ -2307,33 +2331,46 @@ export interface components {
       updated_at: string;
       decided_at: string | null;
       verification: {
-        /** @constant */
-        method: 'well-known';
-        /** @description The URL whose body must contain the token */
-        url: string;
+        /**
+         * @description The first (preferred) proof method
+         * @enum {string}
+         */
+        method: 'repository-file' | 'dns-txt' | 'well-known';
+        /** @description Where the first method’s file must be served */
+        url?: string;
+        /** @description Every proof that fits the source; any one of them verifies the claim */
+        methods: components['schemas']['PublicProofMethod'][];
       };
     };
-    /** @description The result of the last fetch of the verification URL */
+    /** @description The result of the last check of the claim’s proofs */
     ClaimCheck: {
       /** @description ISO 8601 UTC date-time ending in Z */
       checked_at: string;
-      /** @description Whether the token was found */
+      /** @description Whether any proof held */
       ok: boolean;
-      /** @description HTTP status of the response, null when none came back */
+      /** @description The method whose proof held, null when none did */
+      method: ('repository-file' | 'dns-txt' | 'well-known') | null;
+      /** @description HTTP status of the first method’s response, null when none came back */
       http_status: number | null;
-      /** @description What the check found, in words */
+      /** @description What the check found, in words: each method’s result when none held */
       detail: string;
+      /** @description Every method tried, in the order of `verification.methods` */
+      results: components['schemas']['ProofResult'][];
     };
-    /** @description The result of the last fetch of the verification URL */
+    /** @description The result of the last check of the claim’s proofs */
     ClaimCheckInput: {
       /** @description ISO 8601 UTC date-time ending in Z */
       checked_at: string;
-      /** @description Whether the token was found */
+      /** @description Whether any proof held */
       ok: boolean;
-      /** @description HTTP status of the response, null when none came back */
+      /** @description The method whose proof held, null when none did */
+      method: ('repository-file' | 'dns-txt' | 'well-known') | null;
+      /** @description HTTP status of the first method’s response, null when none came back */
       http_status: number | null;
-      /** @description What the check found, in words */
+      /** @description What the check found, in words: each method’s result when none held */
       detail: string;
+      /** @description Every method tried, in the order of `verification.methods` */
+      results: components['schemas']['ProofResultInput'][];
     };
     /** @description An ownership claim as anyone holding its id sees it: never the token or the claimant’s e-mail address. */
     ClaimInput: {
@@ -2343,6 +2380,8 @@ export interface components {
       status: 'pending' | 'verified' | 'rejected';
       /** @description "automatic" (token found) or "manual" (a moderator decided) */
       verified_by: ('automatic' | 'manual') | null;
+      /** @description The proof that held when the claim was verified automatically */
+      verified_method: ('repository-file' | 'dns-txt' | 'well-known') | null;
       /** @description Why the claim was rejected */
       reason: string | null;
       last_check: components['schemas']['ClaimCheckInput'] | null;
@@ -2352,10 +2391,15 @@ export interface components {
       updated_at: string;
       decided_at: string | null;
       verification: {
-        /** @constant */
-        method: 'well-known';
-        /** @description The URL whose body must contain the token */
-        url: string;
+        /**
+         * @description The first (preferred) proof method
+         * @enum {string}
+         */
+        method: 'repository-file' | 'dns-txt' | 'well-known';
+        /** @description Where the first method’s file must be served */
+        url?: string;
+        /** @description Every proof that fits the source; any one of them verifies the claim */
+        methods: components['schemas']['PublicProofMethodInput'][];
       };
     };
     Connection: {
@@ -2544,6 +2588,8 @@ export interface components {
       status: 'pending' | 'verified' | 'rejected';
       /** @description "automatic" (token found) or "manual" (a moderator decided) */
       verified_by: ('automatic' | 'manual') | null;
+      /** @description The proof that held when the claim was verified automatically */
+      verified_method: ('repository-file' | 'dns-txt' | 'well-known') | null;
       /** @description Why the claim was rejected */
       reason: string | null;
       last_check: components['schemas']['ClaimCheck'] | null;
@@ -2555,12 +2601,17 @@ export interface components {
       claimant_name: string;
       claimant_email: string;
       verification: {
-        /** @constant */
-        method: 'well-known';
-        /** @description Serve a file here whose body contains the token */
-        url: string;
-        /** @description The secret to publish at `url`; shown only in this response */
+        /**
+         * @description The first (preferred) proof method
+         * @enum {string}
+         */
+        method: 'repository-file' | 'dns-txt' | 'well-known';
+        /** @description Where the first method’s file must be served */
+        url?: string;
+        /** @description The secret to publish; shown only in this response */
         token: string;
+        /** @description Every proof that fits the source; any one of them verifies the claim */
+        methods: components['schemas']['ProofMethod'][];
         instructions: string;
       };
     };
@@ -2572,6 +2623,8 @@ export interface components {
       status: 'pending' | 'verified' | 'rejected';
       /** @description "automatic" (token found) or "manual" (a moderator decided) */
       verified_by: ('automatic' | 'manual') | null;
+      /** @description The proof that held when the claim was verified automatically */
+      verified_method: ('repository-file' | 'dns-txt' | 'well-known') | null;
       /** @description Why the claim was rejected */
       reason: string | null;
       last_check: components['schemas']['ClaimCheckInput'] | null;
@@ -2583,12 +2636,17 @@ export interface components {
       claimant_name: string;
       claimant_email: string;
       verification: {
-        /** @constant */
-        method: 'well-known';
-        /** @description Serve a file here whose body contains the token */
-        url: string;
-        /** @description The secret to publish at `url`; shown only in this response */
+        /**
+         * @description The first (preferred) proof method
+         * @enum {string}
+         */
+        method: 'repository-file' | 'dns-txt' | 'well-known';
+        /** @description Where the first method’s file must be served */
+        url?: string;
+        /** @description The secret to publish; shown only in this response */
         token: string;
+        /** @description Every proof that fits the source; any one of them verifies the claim */
+        methods: components['schemas']['ProofMethodInput'][];
         instructions: string;
       };
     };
@@ -2635,6 +2693,112 @@ export interface components {
         pointer: string;
         detail: string;
       }[];
+    };
+    /** @description One way to prove control of the agent’s source */
+    ProofMethod: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      /** @description The file that must contain the token (repository-file, well-known) */
+      url?: string;
+      /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
+      name?: string;
+      /** @description The exact TXT record value (dns-txt) */
+      value?: string;
+    };
+    /** @description One way to prove control of the agent’s source */
+    ProofMethodInput: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      /** @description The file that must contain the token (repository-file, well-known) */
+      url?: string;
+      /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
+      name?: string;
+      /** @description The exact TXT record value (dns-txt) */
+      value?: string;
+    };
+    /** @description What checking one proof method found */
+    ProofResult: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      ok: boolean;
+      /** @description HTTP status of the response, null when none came back (or for DNS) */
+      http_status: number | null;
+      /** @description Why the proof did not hold, null when it held */
+      failure:
+        | (
+            | 'dns_timeout'
+            | 'dns_error'
+            | 'dns_no_record'
+            | 'http_status'
+            | 'redirect'
+            | 'too_large'
+            | 'token_missing'
+            | 'timeout'
+            | 'refused'
+            | 'connection'
+          )
+        | null;
+      /** @description What was found, in words */
+      detail: string;
+    };
+    /** @description What checking one proof method found */
+    ProofResultInput: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      ok: boolean;
+      /** @description HTTP status of the response, null when none came back (or for DNS) */
+      http_status: number | null;
+      /** @description Why the proof did not hold, null when it held */
+      failure:
+        | (
+            | 'dns_timeout'
+            | 'dns_error'
+            | 'dns_no_record'
+            | 'http_status'
+            | 'redirect'
+            | 'too_large'
+            | 'token_missing'
+            | 'timeout'
+            | 'refused'
+            | 'connection'
+          )
+        | null;
+      /** @description What was found, in words */
+      detail: string;
+    };
+    PublicProofMethod: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      /** @description The file that must contain the token (repository-file, well-known) */
+      url?: string;
+      /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
+      name?: string;
+    };
+    PublicProofMethodInput: {
+      /**
+       * @description `repository-file`: the token in `.well-known/agent-directory-claim.txt` of the repository (GitHub, GitLab, Codeberg sources); `dns-txt`: a TXT record `agent-directory-claim=<token>` at `_agent-directory-claim.<host>`; `well-known`: the token in `/.well-known/agent-directory-claim.txt` on the source’s origin
+       * @enum {string}
+       */
+      method: 'repository-file' | 'dns-txt' | 'well-known';
+      /** @description The file that must contain the token (repository-file, well-known) */
+      url?: string;
+      /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
+      name?: string;
     };
     Review: {
       id: string;

@@ -1,3 +1,4 @@
+import { BAYESIAN_RATING_SQL } from './trust-score';
 import { getTableColumns } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client';
@@ -72,7 +73,7 @@ export interface AgentRowStatements {
 const LIST_SORT_SQL = {
   trust_score: '"trust_score"',
   name: '"name"',
-  rating: 'CASE WHEN "rating_count" = 0 THEN NULL ELSE CAST("rating_sum" AS REAL) / "rating_count" END',
+  rating: BAYESIAN_RATING_SQL,
   created_at: '"created_at"',
   updated_at: '"updated_at"',
 } as const;

@@ -23,7 +23,7 @@ import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
 import { agents, type AgentRow, type AgentStatus, type NewAgentRow } from './agents.table';
-import { computeTrustScore } from './trust-score';
+import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
   db: Db;
@@ -50,7 +50,7 @@ export interface WriteOptions {
 const SORT_COLUMNS = {
   trust_score: agents.trustScore,
   name: agents.name,
-  rating: sql`CASE WHEN ${agents.ratingCount} = 0 THEN NULL ELSE CAST(${agents.ratingSum} AS REAL) / ${agents.ratingCount} END`,
+  rating: sql.raw(BAYESIAN_RATING_SQL),
   created_at: agents.createdAt,
   updated_at: agents.updatedAt,
 } as const;

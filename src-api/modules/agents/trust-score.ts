@@ -25,8 +25,15 @@ export interface TrustSignals {
   createdAt: string;
 }
 
-const PRIOR_COUNT = 5;
-const PRIOR_MEAN = 3;
+/** The Bayesian prior of ratings: 5 reviews of 3.0. Also orders `sort=rating` (see `BAYESIAN_RATING_SQL`). */
+export const PRIOR_COUNT = 5;
+export const PRIOR_MEAN = 3;
+
+/**
+ * The same Bayesian mean in SQL over the agents row, NULL for an unrated agent: one 5-star review
+ * (5 + 15) / 6 = 3.33 does not outrank fifty 4.8s (255 / 55 = 4.64).
+ */
+export const BAYESIAN_RATING_SQL = `CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS REAL) + ${PRIOR_COUNT * PRIOR_MEAN}) / ("rating_count" + ${PRIOR_COUNT}) END`;
 const DAY_MS = 86_400_000;
 
 export function computeTrustScore(signals: TrustSignals, now: Date): number {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { CONNECTION_WEIGHTS } from './search-index';
+import { setPageLinks } from '../../http/pagination';
 import { sendJson } from '../../http/send-json';
 import {
   connectionsQuerySchema,
@@ -28,7 +29,8 @@ const SEARCH_DESCRIPTION = [
   '\n\nFilters apply exactly: `type` (exact), `min_trust` (trust_score ≥ min_trust), `capabilities` ',
   '(the agent must have every one; case-insensitive exact match of the whole capability). ',
   'With no query (or one without letters or digits), every agent passing the filters is returned by ',
-  'trust score, highest first, with `score` 0. `total` counts all matches; `limit` (1–100, default 20) caps `agents`. ',
+  'trust score, highest first, with `score` 0. `total` counts all matches; `agents` holds page `page` (from 1) of ',
+  '`limit` (1–100, default 20) hits, page × limit at most 10,000; an RFC 8288 `Link` header gives the `next` and `prev` pages. ',
   'The index follows every change to the directory, including imports by another process, on the next request.',
 ].join('');
 
@@ -42,14 +44,16 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
       schema: {
         tags: ['search'],
         summary: 'Search agents',
-        description: `${SEARCH_DESCRIPTION}\n\nQuery string: \`q\`, \`limit\`, \`type\`, \`min_trust\`, \`capabilities\` (comma-separated, or repeated).`,
+        description: `${SEARCH_DESCRIPTION}\n\nQuery string: \`q\`, \`page\`, \`limit\`, \`type\`, \`min_trust\`, \`capabilities\` (comma-separated, or repeated).`,
         querystring: searchQuerySchema,
         response: { 200: searchResultSchema, ...errors },
       },
     },
     async (request, reply) => {
       const { q, ...rest } = request.query;
-      return sendJson<SearchResult>(reply, services.search.searchJson({ query: q, ...rest }));
+      const found = services.search.searchJson({ query: q, ...rest });
+      setPageLinks(request, reply, found);
+      return sendJson<SearchResult>(reply, found.json);
     },
   );
 
@@ -62,12 +66,24 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         summary: 'Search agents (structured)',
         description:
           `${SEARCH_DESCRIPTION}\n\nThe same search as \`GET /agents/search\`, with a JSON body; every field is optional ` +
-          '(`{}` lists all agents by trust score) and unknown fields are rejected.',
+          '(`{}` lists all agents by trust score) and unknown fields are rejected; the text may be given as `query` or `q`. ' +
+          'The `Link` header points at the neighbouring pages as GET URLs.',
         body: searchBodySchema,
         response: { 200: searchResultSchema, ...errors, 413: problemSchema, 415: problemSchema },
       },
     },
-    async (request, reply) => sendJson<SearchResult>(reply, services.search.searchJson(request.body)),
+    async (request, reply) => {
+      const found = services.search.searchJson(request.body);
+      // Links to the same search as a GET: a link cannot carry a body.
+      const { query, q, capabilities, type, min_trust } = request.body;
+      const get = new URLSearchParams();
+      if ((query ?? q) !== undefined) get.set('q', (query ?? q)!);
+      if (type !== undefined) get.set('type', type);
+      if (min_trust !== undefined) get.set('min_trust', String(min_trust));
+      if (capabilities?.length) get.set('capabilities', capabilities.join(','));
+      setPageLinks(request, reply, found, get);
+      return sendJson<SearchResult>(reply, found.json);
+    },
   );
 
   api.get(

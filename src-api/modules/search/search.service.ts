@@ -25,6 +25,14 @@ export interface SearchServiceDeps {
   agents: AgentsService;
 }
 
+interface SearchPage {
+  query: string;
+  hits: { id: string; score: number; profile: ProfileJson }[];
+  page: number;
+  limit: number;
+  total: number;
+}
+
 /** Rows read per catch-up query; a large backlog (first build, a big import) takes several. */
 const CATCH_UP_BATCH = 2_000;
 
@@ -83,11 +91,15 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   }
 
   /** The page of hits for `params`, with each agent's profile JSON. */
-  function findHits(params: SearchParams): { query: string; hits: { id: string; score: number; profile: ProfileJson }[]; total: number } {
+  function findHits(params: SearchParams): SearchPage {
     catchUp();
-    const query = (params.query ?? '').trim();
+    const query = (params.query ?? params.q ?? '').trim();
+    const page = params.page ?? 1;
+    const limit = params.limit ?? DEFAULT_SEARCH_LIMIT;
     const filters: SearchFilters = { type: params.type, minTrust: params.min_trust, capabilities: params.capabilities };
-    const { hits, total } = index.search(query, params.limit ?? DEFAULT_SEARCH_LIMIT, filters);
+    // The index ranks the best page × limit; the page is the last `limit` of them.
+    const ranked = index.search(query, page * limit, filters);
+    const hits = ranked.hits.slice((page - 1) * limit);
     // The index and the profile cache follow the same change cursor, so a hit has a profile unless
     // another process unlisted the agent this very turn; then it is left out of both.
     const profiles = agents.profilesJson(hits.map((hit) => hit.id));
@@ -95,7 +107,7 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
       const profile = profiles.get(hit.id);
       return profile === undefined ? [] : [{ ...hit, profile }];
     });
-    return { query, hits: found, total: total - (hits.length - found.length) };
+    return { query, hits: found, page, limit, total: ranked.total - (hits.length - found.length) };
   }
 
   /** Agents related to `id`, best first, with their profile JSON and what they share with it. */
@@ -165,18 +177,22 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
 
     /** Search results as objects (the console's tRPC procedure, in-process callers). */
     search(params: SearchParams): SearchResult {
-      const { query, hits, total } = findHits(params);
-      return { query, agents: hits.map((hit): SearchHit => ({ ...parseProfile(hit.profile), score: hit.score })), total };
+      const { query, hits, page, limit, total } = findHits(params);
+      return { query, agents: hits.map((hit): SearchHit => ({ ...parseProfile(hit.profile), score: hit.score })), page, limit, total };
     },
 
-    /** The same results as the JSON of the `SearchResult` schema, from the profile cache (the REST routes). */
-    searchJson(params: SearchParams): Buffer {
-      const { query, hits, total } = findHits(params);
-      return new JsonBytes()
+    /**
+     * The same results as the JSON of the `SearchResult` schema, from the profile cache (the REST
+     * routes), with the paging figures for the `Link` header.
+     */
+    searchJson(params: SearchParams): { json: Buffer; page: number; limit: number; total: number } {
+      const { query, hits, page, limit, total } = findHits(params);
+      const json = new JsonBytes()
         .raw(`{"query":${JSON.stringify(query)},"agents":[`)
         .list(hits, (hit, out) => withTrailingFields(out, hit.profile, `"score":${JSON.stringify(hit.score)}`))
-        .raw(`],"total":${total}}`)
+        .raw(`],"page":${page},"limit":${limit},"total":${total}}`)
         .toBuffer();
+      return { json, page, limit, total };
     },
 
     /** Listed agents related to `id` (shared categories, author, capabilities), best first. */
