@@ -40,11 +40,84 @@ export function createRandom(seed: number) {
   };
 }
 
-const SYLLABLES = ['ka', 'zu', 'mor', 'vel', 'tri', 'quo', 'lin', 'dax', 'pho', 'ren', 'sil', 'gor', 'nex', 'bri', 'tal', 'vox', 'mir', 'zen', 'cal', 'dro', 'fen', 'hul', 'jas', 'kir'];
+const SYLLABLES = [
+  'ka',
+  'zu',
+  'mor',
+  'vel',
+  'tri',
+  'quo',
+  'lin',
+  'dax',
+  'pho',
+  'ren',
+  'sil',
+  'gor',
+  'nex',
+  'bri',
+  'tal',
+  'vox',
+  'mir',
+  'zen',
+  'cal',
+  'dro',
+  'fen',
+  'hul',
+  'jas',
+  'kir',
+];
 const ROLES = ['Assistant', 'Agent', 'Copilot', 'Bot', 'Helper', 'Pilot', 'Scout', 'Analyst', 'Builder', 'Guard', 'Writer', 'Planner'];
-const DOMAINS = ['Code', 'Data', 'Research', 'Support', 'Security', 'Cloud', 'Sales', 'Docs', 'Design', 'Finance', 'Legal', 'Health', 'Ops', 'Test', 'Search'];
-const VERBS = ['reviews', 'summarises', 'monitors', 'generates', 'triages', 'translates', 'audits', 'schedules', 'classifies', 'extracts', 'answers', 'refactors', 'deploys', 'tests', 'drafts'];
-const OBJECTS = ['pull requests', 'support tickets', 'log files', 'research papers', 'invoices', 'contracts', 'dashboards', 'API schemas', 'meeting notes', 'sales leads', 'incident reports', 'test suites', 'cloud costs', 'design mockups', 'datasets'];
+const DOMAINS = [
+  'Code',
+  'Data',
+  'Research',
+  'Support',
+  'Security',
+  'Cloud',
+  'Sales',
+  'Docs',
+  'Design',
+  'Finance',
+  'Legal',
+  'Health',
+  'Ops',
+  'Test',
+  'Search',
+];
+const VERBS = [
+  'reviews',
+  'summarises',
+  'monitors',
+  'generates',
+  'triages',
+  'translates',
+  'audits',
+  'schedules',
+  'classifies',
+  'extracts',
+  'answers',
+  'refactors',
+  'deploys',
+  'tests',
+  'drafts',
+];
+const OBJECTS = [
+  'pull requests',
+  'support tickets',
+  'log files',
+  'research papers',
+  'invoices',
+  'contracts',
+  'dashboards',
+  'API schemas',
+  'meeting notes',
+  'sales leads',
+  'incident reports',
+  'test suites',
+  'cloud costs',
+  'design mockups',
+  'datasets',
+];
 const FILLER = [
   'It runs on your own infrastructure and keeps data private.',
   'Teams use it to cut repetitive work and keep quality high.',
@@ -57,7 +130,13 @@ const FILLER = [
   'Latency stays low because it caches what it has already seen.',
   'Supports English, German, French and Spanish out of the box.',
 ];
-export const CATEGORIES = Array.from({ length: 60 }, (_, i) => `${DOMAINS[i % DOMAINS.length]!.toLowerCase()}-${['tools', 'automation', 'insights', 'ops'][Math.floor(i / DOMAINS.length)]}`);
+/** Words each in about a third of all descriptions, as "agent", "data" or "AI" are in real listings: the hard case for search. */
+export const COMMON_WORDS = ['agent', 'data', 'workflow', 'model', 'platform', 'secure'];
+
+export const CATEGORIES = Array.from(
+  { length: 60 },
+  (_, i) => `${DOMAINS[i % DOMAINS.length]!.toLowerCase()}-${['tools', 'automation', 'insights', 'ops'][Math.floor(i / DOMAINS.length)]}`,
+);
 export const CAPABILITIES = [
   ...VERBS.flatMap((verb) => OBJECTS.slice(0, 8).map((object) => `${verb}-${object.split(' ')[0]}`)),
   'python',
@@ -98,6 +177,8 @@ export function generateAgents(count: number, seed = 42): BenchAgent[] {
     const verb = random.pick(VERBS);
     const object = random.pick(OBJECTS);
     let description = `${name} ${verb} ${object} for ${domain.toLowerCase()} teams.`;
+    const common = COMMON_WORDS.filter(() => random.int(3) === 0);
+    if (common.length > 0) description += ` Built around ${common.join(', ')}.`;
     while (description.length < 200 + random.int(200)) description += ` ${random.pick(FILLER)}`;
     const author = authors[random.int(authors.length)]!;
     agents.push({
@@ -159,7 +240,11 @@ export function qualityQueries(agents: BenchAgent[], count: number, seed = 7): Q
 }
 
 /** A mixed load: words, phrases, prefixes and typos, some with filters. */
-export function mixedSearches(agents: BenchAgent[], count: number, seed = 11): { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] {
+export function mixedSearches(
+  agents: BenchAgent[],
+  count: number,
+  seed = 11,
+): { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] {
   const random = createRandom(seed);
   const searches: { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] = [];
   for (let i = 0; i < count; i++) {
@@ -182,8 +267,45 @@ export function mixedSearches(agents: BenchAgent[], count: number, seed = 11): {
         searches.push({ q: random.pick(DOMAINS).toLowerCase(), type: agent.type, min_trust: 5 });
         break;
       default:
-        searches.push({ q: `${random.pick(DOMAINS).toLowerCase()} ${random.pick(ROLES).toLowerCase()}`, capabilities: agent.capabilities.slice(0, 1) });
+        searches.push({
+          q: `${random.pick(DOMAINS).toLowerCase()} ${random.pick(ROLES).toLowerCase()}`,
+          capabilities: agent.capabilities.slice(0, 1),
+        });
     }
   }
   return searches;
+}
+
+export const SEARCH_CLASSES = [
+  'one common word',
+  'two common words',
+  'three common words',
+  'typo',
+  'prefix',
+  'exact distinctive word',
+  'filtered POST',
+] as const;
+export type SearchClass = (typeof SEARCH_CLASSES)[number];
+
+/** Queries of one class, for measuring each kind of search on its own. */
+export function classSearches(
+  agents: BenchAgent[],
+  kind: SearchClass,
+  count: number,
+  seed = 13,
+): { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] {
+  const random = createRandom(seed);
+  const out: { q: string; type?: string; min_trust?: number; capabilities?: string[] }[] = [];
+  for (let i = 0; i < count; i++) {
+    const agent = agents[random.int(agents.length)]!;
+    const word = agent.name.split(' ')[0]!.toLowerCase();
+    if (kind === 'one common word') out.push({ q: random.pick(COMMON_WORDS) });
+    else if (kind === 'two common words') out.push({ q: random.sample(COMMON_WORDS, 2).join(' ') });
+    else if (kind === 'three common words') out.push({ q: random.sample(COMMON_WORDS, 3).join(' ') });
+    else if (kind === 'typo') out.push({ q: typo(word, 1, random) });
+    else if (kind === 'prefix') out.push({ q: word.slice(0, 4) });
+    else if (kind === 'exact distinctive word') out.push({ q: word });
+    else out.push({ q: random.pick(COMMON_WORDS), type: agent.type, min_trust: 5, capabilities: agent.capabilities.slice(0, 1) });
+  }
+  return out;
 }

@@ -12,11 +12,15 @@ const root = path.resolve(import.meta.dirname, '../..');
  */
 describe('npm run bench (smoke)', () => {
   it('measures every figure on a small directory and writes the results', () => {
-    const result = spawnSync('node', ['--import', 'tsx', 'bench/run.ts', '--agents', '500', '--duration', '1', '--connections', '10', '--smoke'], {
-      cwd: root,
-      encoding: 'utf8',
-      timeout: 240_000,
-    });
+    const result = spawnSync(
+      'node',
+      ['--import', 'tsx', 'bench/run.ts', '--agents', '500', '--duration', '1', '--connections', '10', '--smoke'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 240_000,
+      },
+    );
     expect(result.status, result.stderr.slice(-2000)).toBe(0);
     expect(result.stdout).toContain('Agent Directory benchmark: 500 agents');
 
@@ -32,6 +36,8 @@ describe('npm run bench (smoke)', () => {
       'GET /agents (list pages)',
       'GET /agents/{id}/connections',
       'search over HTTP (GET + POST, mixed, top 20)',
+      'search class: one common word (cache off)',
+      'search class: filtered POST (cache off)',
       'server RSS under load (peak)',
       'typo queries: target in top 5',
       'exact queries: target in top 5',
