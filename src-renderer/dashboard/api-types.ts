@@ -19,12 +19,11 @@ export interface Account {
 export interface ApiKey {
   id: string;
   name: string;
+  /** The first characters of the key, to tell keys apart. */
+  prefix: string;
   created_at: string;
-  /** Only in the answer that issued the key. */
-  key?: string;
-  last_used_at?: string | null;
-  revoked_at?: string | null;
-  prefix?: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 export interface IssuedKey extends ApiKey {
@@ -44,15 +43,17 @@ export interface AccountWebhook {
   url: string;
   events: EventKind[];
   scope: WebhookScope;
-  status: string;
-  description?: string | null;
+  description: string;
+  status: 'active' | 'disabled';
+  disabled_reason: string | null;
   created_at: string;
-  updated_at?: string;
-  version?: number;
+  updated_at: string;
 }
 
 export interface AccountWebhookWithSecret extends AccountWebhook {
   secret: string;
+  /** After a rotation: until when the old secret still signs. */
+  previous_secret_expires_at?: string;
 }
 
 export interface WebhookInput {
@@ -60,6 +61,43 @@ export interface WebhookInput {
   events?: EventKind[];
   scope?: WebhookScope;
   description?: string;
+}
+
+export type WebhookPatch = Partial<WebhookInput> & { status?: 'active' | 'disabled' };
+
+/** One attempt of a delivery as /me/webhooks/{id}/deliveries lists it (the request itself is not kept there). */
+export interface RestAttempt {
+  attempt_number: number;
+  status_code: number | null;
+  latency_ms: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+  started_at: string;
+}
+
+export interface RestDelivery {
+  id: string;
+  event_id: string;
+  event_type: EventKind;
+  status: 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  is_test: boolean;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  attempts?: RestAttempt[];
+}
+
+export interface RestTestResult {
+  ok: boolean;
+  delivery_id: string;
+  event_id: string;
+  event: EventKind;
+  status_code: number | null;
+  latency_ms: number | null;
+  response_excerpt: string | null;
+  error: string | null;
 }
 
 export interface ClaimVerificationMethod {

@@ -1,11 +1,5 @@
 import type { ConsoleError } from '../shared/errors';
-import type {
-  EventKind,
-  WebhookDelivery,
-  WebhookDeliveryDetail,
-  WebhookPreview,
-  WebhookTestResult,
-} from '../shared/webhooks/webhook-types';
+import type { EventKind, WebhookPreview } from '../shared/webhooks/webhook-types';
 import type {
   Account,
   AccountClaim,
@@ -15,8 +9,11 @@ import type {
   IssuedKey,
   ListPage,
   OwnedAgent,
+  RestDelivery,
+  RestTestResult,
   UsageDay,
   WebhookInput,
+  WebhookPatch,
 } from './api-types';
 
 /**
@@ -124,28 +121,24 @@ export const api = {
     usage: (days: number) => request<{ days: UsageDay[] }>('GET', '/me/usage', { query: { days } }),
   },
   keys: {
-    list: () => list<ApiKey>('/me/keys', 'keys', { limit: 100 }),
+    list: () => list<ApiKey>('/me/keys', 'keys'),
     create: (name: string) => request<IssuedKey>('POST', '/me/keys', { body: { name } }),
     revoke: (keyId: string) => request<void>('DELETE', `/me/keys/${id(keyId)}`),
   },
   webhooks: {
-    list: () => list<AccountWebhook>('/me/webhooks', 'webhooks', { limit: 100 }),
+    list: () => list<AccountWebhook>('/me/webhooks', 'webhooks'),
     get: (endpointId: string) => request<AccountWebhook>('GET', `/me/webhooks/${id(endpointId)}`),
     create: (input: WebhookInput) => request<AccountWebhookWithSecret>('POST', '/me/webhooks', { body: input }),
-    update: (endpointId: string, patch: Partial<WebhookInput>) =>
+    update: (endpointId: string, patch: WebhookPatch) =>
       request<AccountWebhook>('PATCH', `/me/webhooks/${id(endpointId)}`, { body: patch }),
     remove: (endpointId: string) => request<void>('DELETE', `/me/webhooks/${id(endpointId)}`),
     rotateSecret: (endpointId: string) => request<AccountWebhookWithSecret>('POST', `/me/webhooks/${id(endpointId)}/rotate-secret`),
     test: (endpointId: string, event: EventKind) =>
-      request<WebhookTestResult>('POST', `/me/webhooks/${id(endpointId)}/test`, { body: { event } }),
+      request<RestTestResult>('POST', `/me/webhooks/${id(endpointId)}/test`, { body: { event } }),
     deliveries: (endpointId: string, query: { page?: number; limit?: number }) =>
-      list<WebhookDelivery & Partial<Pick<WebhookDeliveryDetail, 'attempts'>>>(
-        `/me/webhooks/${id(endpointId)}/deliveries`,
-        'deliveries',
-        query,
-      ),
+      list<RestDelivery>(`/me/webhooks/${id(endpointId)}/deliveries`, 'deliveries', query),
     redeliver: (endpointId: string, deliveryId: string) =>
-      request<WebhookDelivery>('POST', `/me/webhooks/${id(endpointId)}/deliveries/${id(deliveryId)}/redeliver`),
+      request<RestDelivery>('POST', `/me/webhooks/${id(endpointId)}/deliveries/${id(deliveryId)}/redeliver`),
     preview: (endpointId: string) => request<WebhookPreview>('GET', `/me/webhooks/${id(endpointId)}/preview`),
   },
   claims: {

@@ -10,23 +10,27 @@ import { api, toApiError } from './api';
 export function createDashboardWebhookTools(): WebhookTools {
   const seen = new Map<string, WebhookDeliveryDetail>();
 
-  const remember = (deliveries: readonly (WebhookDeliveryDetail | object)[]) => {
-    for (const delivery of deliveries) if ('attempts' in delivery && Array.isArray(delivery.attempts)) seen.set(delivery.id, delivery);
+  const remember = (deliveries: readonly WebhookDeliveryDetail[]) => {
+    for (const delivery of deliveries) seen.set(delivery.id, delivery);
+  };
+
+  const page = async (endpointId: string, query: { page?: number; limit?: number }) => {
+    const result = await api.webhooks.deliveries(endpointId, query);
+    const deliveries = result.items.map((delivery) => ({ ...delivery, attempts: delivery.attempts ?? [] }));
+    remember(deliveries);
+    return { deliveries, page: result.page, limit: result.limit, total: result.total };
   };
 
   return {
-    async deliveries(query) {
-      const page = typeof query.page === 'number' ? query.page : undefined;
-      const limit = typeof query.limit === 'number' ? query.limit : undefined;
-      const result = await api.webhooks.deliveries(query.endpointId, { page, limit });
-      remember(result.items as WebhookDeliveryDetail[]);
-      return { deliveries: result.items, page: result.page, limit: result.limit, total: result.total };
-    },
+    deliveries: (query) =>
+      page(query.endpointId, {
+        page: typeof query.page === 'number' ? query.page : undefined,
+        limit: typeof query.limit === 'number' ? query.limit : undefined,
+      }),
     async delivery(endpointId, deliveryId) {
       const known = seen.get(deliveryId);
       if (known) return known;
-      const result = await api.webhooks.deliveries(endpointId, { limit: 100 });
-      remember(result.items as WebhookDeliveryDetail[]);
+      await page(endpointId, { limit: 100 });
       const found = seen.get(deliveryId);
       if (!found) throw toApiError(new Error('This delivery is no longer in the log'));
       return found;

@@ -6,6 +6,7 @@ import { databasePath, type Config } from '../../config';
 import { defaultMigrationsFolder } from '../../db/client';
 import { AppError, BackupFailedError, ConflictError, InvalidBackupError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../lib/private-files';
 import type { AuditService } from '../audit/audit.service';
 
 /**
@@ -33,8 +34,6 @@ export const BACKUPS_FOLDER = 'backups';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 /** Pages per backup step: all of them, so that the copy is one read snapshot and never restarts under writes. */
 const ALL_PAGES = 0x7fffffff;
-const PRIVATE_FILE = 0o600;
-const PRIVATE_DIR = 0o700;
 
 /** The copy's own figures, read from it after it was written. */
 function describeCopy(file: string): Omit<BackupSummary, 'file' | 'taken_at'> {
@@ -63,7 +62,7 @@ export async function backupDatabase(source: Database.Database, target: string, 
   }
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    fs.closeSync(fs.openSync(temp, 'wx', PRIVATE_FILE));
+    fs.closeSync(fs.openSync(temp, 'wx', PRIVATE_FILE_MODE));
     const takenAt = isoNow(clock);
     await source.backup(temp, { progress: () => ALL_PAGES });
     const copy = new Database(temp);
@@ -74,7 +73,7 @@ export async function backupDatabase(source: Database.Database, target: string, 
     } finally {
       copy.close();
     }
-    fs.chmodSync(temp, PRIVATE_FILE);
+    fs.chmodSync(temp, PRIVATE_FILE_MODE);
     fs.renameSync(temp, file);
     return { file, taken_at: takenAt, ...describeCopy(file) };
   } catch (error) {
@@ -191,11 +190,11 @@ export function restoreBackup(file: string, dataDir: string, options: RestoreOpt
   if (fs.existsSync(database) && databaseInUse(database)) {
     throw new ConflictError(`the database in ${dataDir} is in use (a server or a command has it open); stop it first`);
   }
-  fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR });
+  ensurePrivateDir(dataDir);
   const temp = path.join(dataDir, `.restore.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     fs.copyFileSync(file, temp, fs.constants.COPYFILE_EXCL);
-    fs.chmodSync(temp, PRIVATE_FILE);
+    fs.chmodSync(temp, PRIVATE_FILE_MODE);
     // A -wal or -shm left from the old database would be read as part of the new one.
     for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(`${database}${suffix}`, { force: true });
     fs.renameSync(temp, database);
@@ -220,7 +219,7 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
   async function backupTo(target: string): Promise<BackupSummary> {
     const summary = await backupDatabase(db.$client, target, clock);
     const temp = `${lastBackupFile}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, `${JSON.stringify(summary, null, 2)}\n`, { mode: PRIVATE_FILE });
+    fs.writeFileSync(temp, `${JSON.stringify(summary, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
     fs.renameSync(temp, lastBackupFile);
     return summary;
   }
@@ -232,7 +231,7 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
     /** A backup into <data-dir>/backups/agent-directory-<UTC time>.sqlite, asked for by `actor` (audited). */
     async backupNow(actor: string): Promise<BackupSummary> {
       const folder = path.join(config.dataDir, BACKUPS_FOLDER);
-      fs.mkdirSync(folder, { recursive: true, mode: PRIVATE_DIR });
+      ensurePrivateDir(folder);
       const stamp = isoNow(clock)
         .replace(/[-:]/g, '')
         .replace(/\.\d+Z$/, 'Z');

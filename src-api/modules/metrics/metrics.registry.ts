@@ -1,15 +1,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Services } from '../../services';
 import { API_VERSION } from '../../version';
+import { DELIVERY_STATUSES } from '../webhooks/webhooks.schemas';
 import type { DeliveryStatus } from '../webhooks/webhooks.table';
 import { createRequestSeries } from './request-series';
 
 /**
  * The Prometheus metrics of one app instance: its own registry (tests run
  * several servers in one process, and prom-client's global registry would mix
- * them). Counters move through cheap hooks (`observeRequest`, see
- * request-series.ts; the dispatcher's attempt listener); gauges (queues, index) are read from the services when
- * scraped, so nothing is computed between scrapes.
+ * them; only prom-client's process defaults are shared). Counters move
+ * through cheap hooks (`observeRequest`, see request-series.ts; the
+ * dispatcher's attempt listener); gauges (queues, index) are read from the
+ * services when scraped, so nothing is computed between scrapes.
  */
 
 /** Seconds; from a cached by-id read (~0.1 ms) up to the slowest searches and timeouts. */
@@ -17,8 +19,6 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 /** Label of requests that matched no route: raw URLs would make the label set unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
-
-const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'];
 
 /** What an attempt did to its delivery, as the `outcome` label. */
 const ATTEMPT_OUTCOME: Record<DeliveryStatus, string> = {
@@ -33,14 +33,27 @@ export interface MetricsDeps {
   services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher' | 'mail'>;
 }
 
-export function createMetrics({ services }: MetricsDeps) {
-  const registry = new Registry();
-  // Process memory, CPU, event loop lag, GC, handles: prom-client's defaults, read at scrape time.
-  collectDefaultMetrics({ register: registry });
+let processMetrics: Registry | undefined;
+
+/**
+ * Process memory, CPU, event-loop lag, GC, handles: prom-client's defaults, one
+ * registry per process (they describe the process, and each set starts an
+ * event-loop monitor and a GC observer that are never stopped).
+ */
+function processRegistry(): Registry {
+  if (processMetrics) return processMetrics;
+  processMetrics = new Registry();
+  collectDefaultMetrics({ register: processMetrics });
   // Gauges named like counters, which promtool's lint rejects; the same figures are in nodejs_active_{handles,requests,resources} by type.
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-    registry.removeSingleMetric(name);
+    processMetrics.removeSingleMetric(name);
   }
+  return processMetrics;
+}
+
+export function createMetrics({ services }: MetricsDeps) {
+  const registry = new Registry();
+  const defaults = processRegistry();
 
   const requests = createRequestSeries({ registry, prefix: 'agentdir_http_request', bucketsSeconds: LATENCY_BUCKETS });
   const rateLimited = new Counter({
@@ -134,9 +147,9 @@ export function createMetrics({ services }: MetricsDeps) {
       rateLimited.inc({ policy });
     },
 
-    /** The exposition text and its content type. */
+    /** The exposition text (the process's defaults, then this app's) and its content type. */
     async scrape(): Promise<{ contentType: string; body: string }> {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      return { contentType: registry.contentType, body: await Registry.merge([defaults, registry]).metrics() };
     },
 
     close(): void {

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia';
 import { ref, shallowRef } from 'vue';
 import { api } from '../api';
-import type { AccountWebhook, AccountWebhookWithSecret, WebhookInput } from '../api-types';
+import type { AccountWebhook, AccountWebhookWithSecret, WebhookInput, WebhookPatch } from '../api-types';
 
 /** The account's webhook endpoints, shared by the list and the endpoint page. */
 export const useWebhooksStore = defineStore('dashboard-webhooks', () => {
@@ -31,15 +31,13 @@ export const useWebhooksStore = defineStore('dashboard-webhooks', () => {
     return created;
   }
 
-  async function update(id: string, patch: Partial<WebhookInput>): Promise<AccountWebhook> {
+  async function update(id: string, patch: WebhookPatch): Promise<AccountWebhook> {
     return put(await api.webhooks.update(id, patch));
   }
 
   async function rotateSecret(id: string): Promise<AccountWebhookWithSecret> {
     const rotated = await api.webhooks.rotateSecret(id);
-    // Some answers carry only the secret: keep the endpoint as known, fresh from the server when possible.
-    if (rotated.url) put(rotated);
-    else await get(id).catch(() => undefined);
+    put(rotated);
     return rotated;
   }
 

@@ -3,19 +3,30 @@ import type { AppRouter } from '../../../src-api/trpc/root';
 
 /**
  * The shapes the webhook tools (delivery log, test send, payload preview)
- * show. They are the webhooks service's own, reached by the console over tRPC
- * and by the dashboard over REST (/me/webhooks), so both speak them.
+ * show: the webhooks service's own, as the console gets them over tRPC, less
+ * what REST /me/webhooks leaves out (the dashboard's log keeps no request
+ * bytes per attempt), so both apps speak them.
  */
 type Outputs = inferRouterOutputs<AppRouter>['webhooks'];
 type Inputs = inferRouterInputs<AppRouter>['webhooks'];
 
 export type EventKind = Outputs['list']['eventKinds'][number];
-export type WebhookDelivery = Outputs['deliveries']['deliveries'][number];
-export type WebhookDeliveryPage = Outputs['deliveries'];
+type FullDelivery = Outputs['deliveries']['deliveries'][number];
+type FullAttempt = Outputs['delivery']['attempts'][number];
+type FullTestResult = Outputs['sendTest'];
+
+export type WebhookDelivery = Omit<FullDelivery, 'endpoint_id' | 'endpoint_url' | 'updated_at'> & { updated_at?: string };
+export interface WebhookDeliveryPage {
+  deliveries: WebhookDelivery[];
+  page: number;
+  limit: number;
+  total: number;
+}
 export type DeliveryStatus = WebhookDelivery['status'];
-export type WebhookDeliveryDetail = Outputs['delivery'];
-export type WebhookAttempt = WebhookDeliveryDetail['attempts'][number];
-export type WebhookTestResult = Outputs['sendTest'];
+export type WebhookAttempt = Omit<FullAttempt, 'id' | 'request_headers' | 'request_body'> &
+  Partial<Pick<FullAttempt, 'id' | 'request_headers' | 'request_body'>>;
+export type WebhookDeliveryDetail = WebhookDelivery & { attempts: WebhookAttempt[] };
+export type WebhookTestResult = Omit<FullTestResult, 'request'> & Partial<Pick<FullTestResult, 'request'>>;
 export type WebhookPreview = Outputs['preview'];
 export type DeliveriesQuery = Exclude<Inputs['deliveries'], void>;
 
