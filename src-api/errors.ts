@@ -148,6 +148,12 @@ export class EmailNotVerifiedError extends AppError {
   }
 }
 
+export class DuplicateReviewError extends AppError {
+  constructor() {
+    super(409, 'duplicate_review', 'Duplicate review', 'You reviewed this agent less than 24 hours ago; one review per agent per day');
+  }
+}
+
 export class LimitExceededError extends AppError {
   constructor(detail: string) {
     super(409, 'limit_exceeded', 'Limit exceeded', detail);

@@ -89,6 +89,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       await services.mailWorker.stop();
+      services.keyUsage.flush();
       db.$client.close();
     },
   };

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
+import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
@@ -11,6 +12,7 @@ import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createReportsService } from './modules/reports/reports.service';
 import { createEventsService } from './modules/events/events.service';
+import { createKeyUsage } from './modules/keys/key-usage';
 import { createKeysService } from './modules/keys/keys.service';
 import { createMailService } from './modules/mail/mail.service';
 import { createMailWorker } from './modules/mail/mail.worker';
@@ -42,12 +44,21 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
+  const keyUsage = createKeyUsage(base);
   const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit });
-  // Closing an account revokes its keys (its webhook endpoints are removed below).
+  const accountRecords = createAccountRecords(base);
+  // Closing an account revokes its keys, detaches its records (they stay, without an owner) and removes its endpoints (below).
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
+  accounts.onClose((accountId) => accountRecords.detach(accountId));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
   const search = createSearchService({ ...base, agents });
-  const reviews = createReviewsService({ ...base, agents, events, audit });
+  const reviews = createReviewsService({
+    ...base,
+    agents,
+    events,
+    audit,
+    quota: { enabled: config.rateLimit.enabled, windowMs: config.accounts.reviewQuotaMs },
+  });
   const submissions = createSubmissionsService({ ...base, agents, audit });
   const claims = createClaimsService({
     ...base,
@@ -68,6 +79,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   const webhooks = createWebhooksService({ ...base, events, audit, config });
+  accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
   const backups = createBackupService({ db, config, clock, audit });
 
@@ -80,7 +92,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     events,
     keys,
+    keyUsage,
     accounts,
+    accountRecords,
     agents,
     search,
     reviews,

@@ -334,6 +334,8 @@ function buildReviews(random: DemoRandom, ids: IdGenerator, demoAgents: DemoAgen
       reviewerName: reviewerName(random),
       // A few spam reviews that a moderator hid: kept, but neither listed nor counted.
       hidden: random.chance(0.015),
+      accountId: null,
+      clientKey: null,
       createdAt: iso(between(random, createdFrom, base - 10 * 60_000)),
     });
   }
@@ -491,6 +493,7 @@ function buildSubmissions(
       decidedBy: null,
       decidedAt: null,
       version: 1,
+      accountId: null,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt),
     };
@@ -535,6 +538,7 @@ function buildSubmissions(
       decidedBy: MODERATOR,
       decidedAt: iso(approvedAt),
       version: 2,
+      accountId: null,
       createdAt: iso(created),
       updatedAt: iso(approvedAt),
     });

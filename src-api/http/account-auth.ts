@@ -65,6 +65,18 @@ export function requireAccount(services: Services) {
   };
 }
 
+/**
+ * The account a public write (review, submission, claim) belongs to: one of
+ * its keys, or its session cookie when the request comes from the site itself
+ * (a cross-site form must not write in someone's name); null when anonymous.
+ */
+export function writerAccountId(services: Services, request: FastifyRequest): string | null {
+  if (request.apiKeyId !== undefined) return services.keys.accountOf(request.apiKeyId);
+  const token = sessionTokenOf(request);
+  if (!token || isCrossSiteRequest(request, services.publicUrl.get())) return null;
+  return services.accounts.authenticateSession(token)?.id ?? null;
+}
+
 /** The account set by requireAccount (for handlers behind it). */
 export function accountOf(request: FastifyRequest): Account {
   if (!request.account) throw new UnauthorizedError('Sign in first');

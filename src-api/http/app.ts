@@ -19,6 +19,7 @@ import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
 import { clientBucket, createRateLimiter, rateLimitHeaders, type RateLimitDecision, type RateLimitPolicy } from './rate-limit';
+import { createOpenApiRouteInfo, polishOpenApiDocument } from './openapi';
 import { apiRoutes } from './routes';
 import {
   applyCorsHeaders,
@@ -88,6 +89,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   await app.register(fastifyCookie);
   // Before any route is added: the method index behind 405s is fed by onRoute.
   installMethodHandling(app, createMethodIndex());
+  const openApiRoutes = createOpenApiRouteInfo();
+  app.addHook('onRoute', (route) => openApiRoutes.add(route));
   // Before any route, so that its onResponse hook counts them all.
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
@@ -157,7 +160,10 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) =>
+      polishOpenApiDocument(jsonSchemaTransformObject(input) as Record<string, unknown>, openApiRoutes) as ReturnType<
+        typeof jsonSchemaTransformObject
+      >,
   });
 
   const apiRouteTable: ApiRouteEntry[] = [];
@@ -198,6 +204,12 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         if (!policy || !config.rateLimit.enabled) return;
         const keyed = policy === 'reads' && request.apiKeyId !== undefined;
         enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
+      });
+
+      // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).
+      api.addHook('onResponse', (request, reply, done) => {
+        if (request.apiKeyId !== undefined) services.keyUsage.record(request.apiKeyId, reply.statusCode === 429);
+        done();
       });
 
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
 import { accountsRoutes } from '../modules/accounts/accounts.routes';
+import { meKeysRoutes } from '../modules/accounts/me-keys.routes';
+import { meRecordsRoutes } from '../modules/accounts/me-records.routes';
 import { meRoutes } from '../modules/accounts/me.routes';
+import { meWebhooksRoutes } from '../modules/accounts/me-webhooks.routes';
 import { agentsRoutes } from '../modules/agents/agents.routes';
 import { claimsRoutes } from '../modules/claims/claims.routes';
 import { reportsRoutes } from '../modules/reports/reports.routes';
@@ -37,6 +40,9 @@ export const apiRoutes: ApiRoutes = async (api, options) => {
     marketingRoutes,
     accountsRoutes,
     meRoutes,
+    meKeysRoutes,
+    meWebhooksRoutes,
+    meRecordsRoutes,
   ]) {
     await api.register(routes, options);
   }

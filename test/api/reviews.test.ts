@@ -44,6 +44,7 @@ describe('POST /agents/{id}/reviews', () => {
       rating: 4,
       comment: 'Solid and fast.',
       reviewer_name: 'Dana',
+      verified_reviewer: false,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
   });

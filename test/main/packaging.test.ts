@@ -103,7 +103,7 @@ describe('the main process of a packaged app', () => {
     fs.rmSync(resourcesPath, { recursive: true, force: true });
   });
 
-  it('migrates its database from process.resourcesPath when app.isPackaged', async () => {
+  it('migrates its database from process.resourcesPath when app.isPackaged', { timeout: 90_000 }, async () => {
     const port = await freePort();
     main = MainProcess.start({
       AGENTDIR_PORT: String(port),
@@ -112,7 +112,8 @@ describe('the main process of a packaged app', () => {
       // Not the project: a packaged app has no resources/ folder of the sources to fall back on.
       FAKE_ELECTRON_APP_PATH: path.join(resourcesPath, 'app.asar'),
     });
-    const apiBaseUrl = await main.apiBaseUrl();
+    // A fresh database migrated from scratch, on a shared machine: give it time.
+    const apiBaseUrl = await main.apiBaseUrl(60_000);
     const health = await fetch(`${apiBaseUrl}/health`);
     expect(health.status).toBe(200);
     const migrated = fs.readdirSync(path.join(resourcesPath, PACKAGED_MIGRATIONS)).filter((name) => name.endsWith('.sql'));

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const ACCOUNT_ROLES = ['moderator', 'admin'] as const;
 export type AccountRole = (typeof ACCOUNT_ROLES)[number];
@@ -61,18 +61,6 @@ export const oneTimeTokens = sqliteTable(
     createdAt: text('created_at').notNull(),
   },
   (table) => [uniqueIndex('one_time_tokens_hash_idx').on(table.tokenHash), index('one_time_tokens_subject_idx').on(table.subjectId)],
-);
-
-/** Requests and rate-limited answers per API key per UTC day, for GET /me/usage. */
-export const keyUsageDaily = sqliteTable(
-  'key_usage_daily',
-  {
-    keyId: text('key_id').notNull(),
-    day: text('day').notNull(),
-    requests: integer('requests').notNull().default(0),
-    rateLimited: integer('rate_limited').notNull().default(0),
-  },
-  (table) => [uniqueIndex('key_usage_daily_key_day_idx').on(table.keyId, table.day)],
 );
 
 export type AccountRow = typeof accounts.$inferSelect;

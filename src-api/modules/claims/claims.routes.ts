@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { writerAccountId } from '../../http/account-auth';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { claimSchema, createClaimBodySchema, newClaimSchema, verifyClaimBodySchema } from './claims.schemas';
@@ -34,7 +35,10 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
         },
       },
     },
-    async (request, reply) => reply.status(201).send(services.claims.create(request.body, { clientKey: request.ip })),
+    async (request, reply) =>
+      reply
+        .status(201)
+        .send(services.claims.create(request.body, { clientKey: request.ip, accountId: writerAccountId(services, request) ?? undefined })),
   );
 
   api.get(

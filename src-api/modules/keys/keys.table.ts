@@ -1,4 +1,4 @@
-import { index, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const apiKeys = sqliteTable(
   'api_keys',
@@ -19,6 +19,18 @@ export const apiKeys = sqliteTable(
     accountId: text('account_id'),
   },
   (table) => [uniqueIndex('api_keys_hash_idx').on(table.keyHash), index('api_keys_account_idx').on(table.accountId)],
+);
+
+/** Requests and rate-limited answers per API key per UTC day, for GET /me/usage. */
+export const keyUsageDaily = sqliteTable(
+  'key_usage_daily',
+  {
+    keyId: text('key_id').notNull(),
+    day: text('day').notNull(),
+    requests: integer('requests').notNull().default(0),
+    rateLimited: integer('rate_limited').notNull().default(0),
+  },
+  (table) => [uniqueIndex('key_usage_daily_key_day_idx').on(table.keyId, table.day)],
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { setPageLinks } from '../../http/pagination';
+import { writerAccountId } from '../../http/account-auth';
+import { clientBucket } from '../../http/rate-limit';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { reviewInputSchema, reviewListQuerySchema, reviewListSchema, reviewSchema } from './reviews.schemas';
@@ -51,7 +53,10 @@ export const reviewsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const review = services.reviews.create(request.params.id, request.body);
+      const review = services.reviews.create(request.params.id, request.body, {
+        accountId: writerAccountId(services, request),
+        client: clientBucket(request.ip),
+      });
       return reply.code(201).send(review);
     },
   );

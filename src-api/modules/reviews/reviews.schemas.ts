@@ -29,6 +29,7 @@ export const reviewSchema = z
     rating: z.number().int().min(1).max(5),
     comment: z.string().nullable(),
     reviewer_name: z.string().nullable(),
+    verified_reviewer: z.boolean().describe('Written by a signed-in account (with a verified e-mail address)'),
     created_at: isoDateTimeSchema,
   })
   .meta({ id: 'Review' });

@@ -1,6 +1,7 @@
-import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, count, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { NotFoundError } from '../../errors';
+import { DuplicateReviewError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page, PageQuery } from '../../lib/schemas';
@@ -18,6 +19,8 @@ export interface ReviewsServiceDeps {
   agents: AgentsService;
   events: EventsService;
   audit: AuditService;
+  /** One review per agent per writer in this window; disabled with the rate limits. */
+  quota: { enabled: boolean; windowMs: number };
 }
 
 export function toReview(row: ReviewRow): Review {
@@ -27,6 +30,7 @@ export function toReview(row: ReviewRow): Review {
     rating: row.rating,
     comment: row.comment,
     reviewer_name: row.reviewerName,
+    verified_reviewer: row.accountId !== null,
     created_at: row.createdAt,
   };
 }
@@ -38,7 +42,7 @@ function toModeratedReview(row: ReviewRow, agentName: string): ModeratedReview {
 // Reviews written in the same millisecond keep their insertion order: rowid breaks the tie.
 const NEWEST_FIRST = [desc(reviews.createdAt), desc(sql`${reviews}.rowid`)];
 
-export function createReviewsService({ db, clock, ids, agents: agentsService, events, audit }: ReviewsServiceDeps) {
+export function createReviewsService({ db, clock, ids, agents: agentsService, events, audit, quota }: ReviewsServiceDeps) {
   const countWhere = (where: SQL | undefined): number => db.select({ n: count() }).from(reviews).where(where).get()?.n ?? 0;
 
   /** A page of reviews with their agent's name, newest first. */
@@ -76,9 +80,26 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
      * Adds a review to a listed agent: the row, the agent's rating aggregate
      * and trust score, and the `review.created` event commit together.
      */
-    create(agentId: string, input: ReviewInput): Review {
+    /**
+     * `writer.accountId` when written with an account (the review then shows verified_reviewer);
+     * `writer.client` (the IP bucket) otherwise. Quota: one review per agent per account, or per
+     * client without one, per `reviewQuotaMs` (409 duplicate_review); off with the rate limits.
+     */
+    create(agentId: string, input: ReviewInput, writer: { accountId?: string | null; client?: string } = {}): Review {
+      const accountId = writer.accountId ?? null;
+      const clientKey = writer.client === undefined ? null : createHash('sha256').update(writer.client).digest('hex');
       return inTransaction(db, () => {
         agentsService.get(agentId); // 404 for unknown and unlisted agents
+        if (quota.enabled && (accountId !== null || clientKey !== null)) {
+          const since = new Date(clock.now().getTime() - quota.windowMs).toISOString();
+          const who = accountId !== null ? eq(reviews.accountId, accountId) : eq(reviews.clientKey, clientKey!);
+          const recent = db
+            .select({ id: reviews.id })
+            .from(reviews)
+            .where(and(who, eq(reviews.agentId, agentId), gte(reviews.createdAt, since)))
+            .get();
+          if (recent) throw new DuplicateReviewError();
+        }
         const row: ReviewRow = {
           id: ids.next('rev'),
           agentId,
@@ -86,6 +107,8 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
           comment: input.comment,
           reviewerName: input.reviewer_name,
           hidden: false,
+          accountId,
+          clientKey,
           createdAt: isoNow(clock),
         };
         db.insert(reviews).values(row).run();

@@ -13,9 +13,18 @@ export const reviews = sqliteTable(
     reviewerName: text('reviewer_name'),
     /** Hidden by a moderator as spam: not listed and not counted in ratings. */
     hidden: integer('hidden', { mode: 'boolean' }).notNull().default(false),
+    /** The account that wrote it (shown as verified_reviewer); null for anonymous reviews and closed accounts. */
+    accountId: text('account_id'),
+    /** SHA-256 of the writer's client bucket (IPv4 address or IPv6 /64), for the one-review-per-day quota of anonymous writers. */
+    clientKey: text('client_key'),
     createdAt: text('created_at').notNull(),
   },
-  (table) => [index('reviews_agent_created_idx').on(table.agentId, table.createdAt), index('reviews_created_idx').on(table.createdAt)],
+  (table) => [
+    index('reviews_agent_created_idx').on(table.agentId, table.createdAt),
+    index('reviews_created_idx').on(table.createdAt),
+    index('reviews_account_idx').on(table.accountId, table.agentId),
+    index('reviews_client_idx').on(table.clientKey, table.agentId),
+  ],
 );
 
 export type ReviewRow = typeof reviews.$inferSelect;

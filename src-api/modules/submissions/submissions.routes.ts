@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { writerAccountId } from '../../http/account-auth';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { submissionInputSchema, submissionSchema } from './submissions.schemas';
@@ -29,7 +30,7 @@ export const submissionsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const submission = services.submissions.submit(request.body);
+      const submission = services.submissions.submit(request.body, writerAccountId(services, request));
       return reply.code(201).header('Location', `${api.prefix}/submissions/${submission.id}`).send(submission);
     },
   );

@@ -286,7 +286,8 @@ export function createSubmissionsService({ db, clock, ids, agents, audit }: Subm
      * Files a new agent for review. A source that is already listed, or already
      * waiting for review, is a conflict: the detail names the existing record.
      */
-    submit(input: SubmissionInput): Submission {
+    /** `accountId` when submitted with an account (it then belongs to it). */
+    submit(input: SubmissionInput, accountId: string | null = null): Submission {
       return inTransaction(db, () => {
         ensureNotListed(input.source_url);
         const pending = findPendingBySourceUrl(input.source_url);
@@ -298,6 +299,7 @@ export function createSubmissionsService({ db, clock, ids, agents, audit }: Subm
         const now = isoNow(clock);
         const row: SubmissionRow = {
           id: ids.next('sub'),
+          accountId,
           status: 'pending',
           name: input.name,
           tagline: input.tagline,

@@ -24,12 +24,15 @@ export const submissions = sqliteTable(
     decidedBy: text('decided_by'),
     decidedAt: text('decided_at'),
     version: integer('version').notNull().default(1),
+    /** The account that submitted it; null for anonymous submissions and closed accounts. */
+    accountId: text('account_id'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
   (table) => [
     index('submissions_status_created_idx').on(table.status, table.createdAt),
     index('submissions_source_url_key_idx').on(table.sourceUrlKey),
+    index('submissions_account_idx').on(table.accountId),
   ],
 );
 

@@ -6,6 +6,7 @@ import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
 import { events, type EventRow, type EventType } from '../events/events.table';
+import { agents } from '../agents/agents.table';
 import { buildWebhookRequest, type WebhookEventSource, type WebhookRequest } from './webhooks.payload';
 import type { AttemptOutcome } from './webhooks.sender';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, type DeliveryStatus, type WebhookEndpointRow } from './webhooks.table';
@@ -225,8 +226,17 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
       const endpoints = statements.activeEndpoints.all();
       const now = isoNow(clock);
       let queued = 0;
+      // Scope "owned": only events about an agent owned by the endpoint's account (looked up once per event).
+      let agentOwner: string | null | undefined;
+      const ownerOfEventAgent = (): string | null => {
+        if (agentOwner !== undefined) return agentOwner;
+        const agentId = (event.data as { agent_id?: unknown }).agent_id;
+        agentOwner = typeof agentId === 'string' ? (statements.agentOwner.get({ agentId })?.ownerAccountId ?? null) : null;
+        return agentOwner;
+      };
       for (const endpoint of endpoints) {
         if (endpoint.events.length > 0 && !endpoint.events.includes(event.type)) continue;
+        if (endpoint.scope === 'owned' && (endpoint.ownerAccountId === null || ownerOfEventAgent() !== endpoint.ownerAccountId)) continue;
         statements.insertPending.run({ id: ids.next('dlv'), eventId: event.id, endpointId: endpoint.id, now });
         queued++;
       }
@@ -469,9 +479,19 @@ function prepareStatements(db: Db) {
   const sendable = { delivery: webhookDeliveries, endpoint: webhookEndpoints, event: events };
   return {
     activeEndpoints: db
-      .select({ id: webhookEndpoints.id, events: webhookEndpoints.events })
+      .select({
+        id: webhookEndpoints.id,
+        events: webhookEndpoints.events,
+        scope: webhookEndpoints.scope,
+        ownerAccountId: webhookEndpoints.ownerAccountId,
+      })
       .from(webhookEndpoints)
       .where(eq(webhookEndpoints.active, true))
+      .prepare(),
+    agentOwner: db
+      .select({ ownerAccountId: agents.ownerAccountId })
+      .from(agents)
+      .where(eq(agents.id, p('agentId')))
       .prepare(),
     insertPending: db
       .insert(webhookDeliveries)

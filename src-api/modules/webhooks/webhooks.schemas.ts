@@ -17,10 +17,16 @@ export const subscribedEventsSchema = z
 
 export const MAX_ENDPOINT_DESCRIPTION_LENGTH = 500;
 
+export const ENDPOINT_SCOPES = ['all', 'owned'] as const;
+export const endpointScopeSchema = z
+  .enum(ENDPOINT_SCOPES)
+  .describe('"owned": only events about agents the account owns; "all": every event of the directory');
+
 export const endpointInputSchema = z.strictObject({
   url: httpUrlSchema.describe('Where deliveries are POSTed: an absolute http or https URL'),
   events: subscribedEventsSchema.default([]).describe('Event kinds to receive; empty or omitted means all'),
   description: z.string().trim().max(MAX_ENDPOINT_DESCRIPTION_LENGTH).default(''),
+  scope: endpointScopeSchema.default('all'),
 });
 export type EndpointInput = z.input<typeof endpointInputSchema>;
 
@@ -28,6 +34,7 @@ export const endpointPatchSchema = z.strictObject({
   url: httpUrlSchema.optional(),
   events: subscribedEventsSchema.optional(),
   description: z.string().trim().max(MAX_ENDPOINT_DESCRIPTION_LENGTH).optional(),
+  scope: endpointScopeSchema.optional(),
 });
 export type EndpointPatch = z.input<typeof endpointPatchSchema>;
 
@@ -70,6 +77,10 @@ export interface WebhookEndpoint {
   disabled_reason: string | null;
   consecutive_failures: number;
   version: number;
+  /** "owned" sends only events about agents the owner account owns. */
+  scope: 'all' | 'owned';
+  /** The account that owns the endpoint; null for endpoints of the CLI and the console. */
+  owner_account_id: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -88,6 +88,8 @@ export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
     disabled_reason: row.disabledReason,
     consecutive_failures: row.consecutiveFailures,
     version: row.version,
+    scope: row.scope,
+    owner_account_id: row.ownerAccountId,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -193,7 +195,8 @@ export function createWebhooksService({
     /** The queue the dispatcher works on (shared, so this process's events wake it at once). */
     queue,
 
-    add(input: EndpointInput, options: ActorOptions): WebhookEndpointWithSecret {
+    /** Adds an endpoint; `ownerAccountId` when an account adds it from its dashboard. */
+    add(input: EndpointInput, options: ActorOptions & { ownerAccountId?: string }): WebhookEndpointWithSecret {
       const parsed = parseOrThrow(endpointInputSchema, input, 'webhook endpoint');
       const now = isoNow(clock);
       const row: WebhookEndpointRow = {
@@ -208,6 +211,8 @@ export function createWebhooksService({
         disabledReason: null,
         consecutiveFailures: 0,
         version: 1,
+        ownerAccountId: options.ownerAccountId ?? null,
+        scope: parsed.scope,
         createdAt: now,
         updatedAt: now,
       };
@@ -236,6 +241,40 @@ export function createWebhooksService({
 
     get(id: string): WebhookEndpoint {
       return toWebhookEndpoint(requireEndpoint(id));
+    },
+
+    /** An account's endpoints, oldest first, each with its latest delivery. */
+    listForAccount(accountId: string): WebhookEndpointSummary[] {
+      return service.listWithLastDelivery().filter((endpoint) => endpoint.owner_account_id === accountId);
+    },
+
+    /** The endpoint if the account owns it; anyone else's (or none) is a 404, as if it did not exist. */
+    getOwned(accountId: string, id: string): WebhookEndpoint {
+      const row = findEndpoint(id);
+      if (!row || row.ownerAccountId !== accountId) throw new NotFoundError('Webhook endpoint', id);
+      return toWebhookEndpoint(row);
+    },
+
+    /** A delivery if it went to an endpoint the account owns; otherwise a 404. */
+    getOwnedDelivery(accountId: string, deliveryId: string): WebhookDeliveryDetail {
+      const detail = service.getDelivery(deliveryId);
+      const endpoint = findEndpoint(detail.endpoint_id);
+      if (!endpoint || endpoint.ownerAccountId !== accountId) throw new NotFoundError('Webhook delivery', deliveryId);
+      return detail;
+    },
+
+    countForAccount(accountId: string): number {
+      return db.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.ownerAccountId, accountId)).get()?.n ?? 0;
+    },
+
+    /** Removes every endpoint of an account (closing it); call inside the closing transaction. */
+    removeAllOfAccount(accountId: string, actor: string): void {
+      const owned = db
+        .select({ id: webhookEndpoints.id })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.ownerAccountId, accountId))
+        .all();
+      for (const { id } of owned) service.remove(id, { actor });
     },
 
     /**
@@ -270,6 +309,7 @@ export function createWebhooksService({
         if (parsed.url !== undefined && parsed.url !== current.url) changes.url = parsed.url;
         if (parsed.events !== undefined && JSON.stringify(parsed.events) !== JSON.stringify(current.events)) changes.events = parsed.events;
         if (parsed.description !== undefined && parsed.description !== current.description) changes.description = parsed.description;
+        if (parsed.scope !== undefined && parsed.scope !== current.scope) changes.scope = parsed.scope;
         if (Object.keys(changes).length === 0) return toWebhookEndpoint(current);
         const next = writeEndpoint(current, changes);
         audit.record({

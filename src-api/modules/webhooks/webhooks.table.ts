@@ -15,6 +15,10 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   disabledReason: text('disabled_reason'),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
   version: integer('version').notNull().default(1),
+  /** The account that owns the endpoint (from its dashboard); null for endpoints of the CLI and the console. */
+  ownerAccountId: text('owner_account_id'),
+  /** "owned": only events about agents the owner account owns; "all": every event. */
+  scope: text('scope').$type<'all' | 'owned'>().notNull().default('all'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 });
