@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
+import { createSafeFetch } from './lib/safe-fetch';
 import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentsService } from './modules/agents/agents.service';
@@ -23,6 +24,7 @@ import { createSearchService } from './modules/search/search.service';
 import { createStatsService } from './modules/stats/stats.service';
 import { createSubmissionsService } from './modules/submissions/submissions.service';
 import { createWebhookDispatcher } from './modules/webhooks/webhooks.dispatcher';
+import { createWebhookSender } from './modules/webhooks/webhooks.sender';
 import { createWebhooksService } from './modules/webhooks/webhooks.service';
 
 export interface ServiceDeps {
@@ -37,6 +39,13 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const base = { db, clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
+  // The one fetch of user-given URLs (claim proofs, Agent Cards): public addresses only, resolved
+  // by dnsResolver, at most config.claimCheckConcurrency in flight.
+  const safeFetch = createSafeFetch({
+    resolver: dnsResolver,
+    allowPrivate: config.allowPrivateUrls,
+    maxConcurrent: config.claimCheckConcurrency,
+  });
   const audit = createAuditService(base);
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
@@ -65,7 +74,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     agents,
     audit,
     events,
-    allowPrivateUrls: config.allowPrivateUrls,
+    fetch: safeFetch,
     verifyTimeoutMs: config.claimCheckTimeoutMs,
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
@@ -78,9 +87,11 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
-  const webhooks = createWebhooksService({ ...base, events, audit, config });
+  // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
+  const sendWebhook = createWebhookSender(dnsResolver);
+  const webhooks = createWebhooksService({ ...base, events, audit, config, send: sendWebhook });
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
-  const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
+  const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });
 
   return {
@@ -89,6 +100,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     clock,
     ids,
     dnsResolver,
+    safeFetch,
     audit,
     events,
     keys,

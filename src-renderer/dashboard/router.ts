@@ -53,7 +53,11 @@ const SIGNED_OUT_ONLY = new Set(['sign-in', 'sign-up']);
 
 export function createDashboardRouter(pinia: Pinia) {
   const router = createRouter({
-    history: createWebHistory(import.meta.env.DEV ? `${import.meta.env.BASE_URL}dashboard/` : '/dashboard/'),
+    // Served at /dashboard by `serve`, under the console's base by the dev server: take whichever the page is at,
+    // rather than the build mode (a build is not always made in production mode).
+    history: createWebHistory(
+      window.location.pathname.startsWith(`${import.meta.env.BASE_URL}dashboard`) ? `${import.meta.env.BASE_URL}dashboard/` : '/dashboard/',
+    ),
     routes: [
       { path: '/', redirect: { name: 'keys' } },
       ...publicRoutes,

@@ -38,8 +38,9 @@ const EVENT_KINDS = ['agent.registered', 'agent.updated', 'agent.verified', 'rev
 /** `sha256=` + hex HMAC-SHA256 of the raw body: computed here, with the test's own code. */
 const sign = (secret: string, body: Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
-async function firstAgentId(request: APIRequestContext): Promise<string> {
-  const response = await request.get('/api/v1/agents?limit=1');
+/** The id of the n-th listed agent (0-based): one review per agent per IP a day, so each review picks its own agent. */
+async function nthAgentId(request: APIRequestContext, n = 0): Promise<string> {
+  const response = await request.get(`/api/v1/agents?limit=1&page=${n + 1}&sort=name`);
   expect(response.status()).toBe(200);
   return (await response.json()).agents[0].id;
 }
@@ -193,7 +194,7 @@ test.describe('Webhooks', () => {
 
     // A real event the receiver refuses: a review posted through the public API.
     receiver.respond = () => ({ status: 500, body: 'receiver is down for maintenance' });
-    const agentId = await firstAgentId(request);
+    const agentId = await nthAgentId(request, 0);
     const review = await postReview(request, agentId, 3);
     const [failedHit] = await hitsOfReview(receiver, review.id);
     const eventId = failedHit!.eventId!;
@@ -356,7 +357,7 @@ test.describe('Webhooks', () => {
     // The next real delivery is signed with the new secret; the receiver answers 410 Gone, which disables the endpoint.
     receiver.respond = () => ({ status: 410, body: 'gone' });
     const since = Date.now();
-    const review = await postReview(request, await firstAgentId(request), 5);
+    const review = await postReview(request, await nthAgentId(request, 1), 5);
     const [goneHit] = await hitsOfReview(receiver, review.id);
     expect(goneHit!.headers['x-service-signature']).toBe(sign(rotated, goneHit!.rawBody));
     expect(goneHit!.signatureValid).toBe(true);

@@ -358,7 +358,8 @@ class ClaimsTest(unittest.TestCase):
         claim = api.claim(agent.id, "Owner Name", "owner@example.com")
         self.assertEqual(claim.agent_id, agent.id)
         self.assertEqual(claim.status, "pending")
-        self.assertEqual(claim.verification.method, "well-known")
+        # The first proof fits the source: a file in the repository for forge-hosted agents, else the origin's file.
+        self.assertIn(claim.verification.method, ("repository-file", "well-known"))
         self.assertTrue(claim.verification.url.endswith("/.well-known/agent-directory-claim.txt"))
         self.assertTrue(claim.verification.token)
         self.assertEqual(claim.claimant_email, "owner@example.com")
