@@ -604,6 +604,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/webhooks/{id}/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Preview signed payloads
+     * @description Per event kind (or the one named by `event`): the exact body, signature and headers a delivery of the kind's sample event to this endpoint carries, with receiver code in Node and Python. A test send of the kind sends the same body.
+     */
+    get: operations['getMeWebhooksByIdPreview'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/webhooks/{id}/rotate-secret': {
     parameters: {
       query?: never;
@@ -997,6 +1017,48 @@ export interface components {
       secret: string;
       /** @description After a rotation: until when the old secret still signs */
       previous_secret_expires_at?: string;
+    };
+    AccountWebhookPreview: {
+      endpoint_id: string;
+      url: string;
+      previews: {
+        /** @enum {string} */
+        event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+        /** @description The exact bytes a delivery of the sample event carries */
+        body: string;
+        /** @description X-Service-Signature of that body with the current secret */
+        signature: string;
+        /** @description The headers a delivery sends (X-Service-Delivery is a placeholder) */
+        headers: {
+          [key: string]: string;
+        };
+      }[];
+      /** @description Receiver code that verifies these signatures */
+      verification: {
+        node: string;
+        python: string;
+      };
+    };
+    AccountWebhookPreviewInput: {
+      endpoint_id: string;
+      url: string;
+      previews: {
+        /** @enum {string} */
+        event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+        /** @description The exact bytes a delivery of the sample event carries */
+        body: string;
+        /** @description X-Service-Signature of that body with the current secret */
+        signature: string;
+        /** @description The headers a delivery sends (X-Service-Delivery is a placeholder) */
+        headers: {
+          [key: string]: string;
+        };
+      }[];
+      /** @description Receiver code that verifies these signatures */
+      verification: {
+        node: string;
+        python: string;
+      };
     };
     AccountWebhookTestResult: {
       ok: boolean;
@@ -4575,6 +4637,82 @@ export interface operations {
       /** @description Over a rate limit (`rate_limited`); see Retry-After */
       429: {
         headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getMeWebhooksByIdPreview: {
+    parameters: {
+      query?: {
+        /** @description Only this event kind */
+        event?: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      };
+      header?: never;
+      path: {
+        /** @description Endpoint id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountWebhookPreview'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };

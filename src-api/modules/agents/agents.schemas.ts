@@ -22,6 +22,8 @@ export const agentTypeSchema = z.enum(AGENT_TYPES);
 
 export const AGENT_STATUSES = ['active', 'deprecated'] as const;
 export const agentStatusSchema = z.enum(AGENT_STATUSES);
+/** Why an agent is deprecated, or what to use instead (shown on its profile). */
+export const statusMessageSchema = z.string().trim().max(500);
 
 const tagSchema = z.string().trim().min(1).max(60);
 export const tagListSchema = z.array(tagSchema).max(50);
