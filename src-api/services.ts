@@ -68,7 +68,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     quota: { enabled: config.rateLimit.enabled, windowMs: config.accounts.reviewQuotaMs },
   });
-  const submissions = createSubmissionsService({ ...base, agents, audit });
+  const submissions = createSubmissionsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const claims = createClaimsService({
     ...base,
     agents,

@@ -19,6 +19,7 @@ import {
   type ListAgentsQuery,
 } from './agents.schemas';
 import { createAgentChangeCursor } from './agent-changes';
+import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
@@ -71,6 +72,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db, rows);
   const profiles = createProfileCache({ rows, changes, maxEntries: profileCacheEntries });
+  const feed = createChangeFeed({ db, rows, profiles });
   const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
 
   const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
@@ -205,6 +207,11 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /** max(change_seq) of the directory, read at most once per event-loop turn unless this process writes (see agent-changes). */
     latestChangeSeq(): number {
       return changes.latest();
+    },
+
+    /** One page of the public change feed after the cursor `since` (undefined: from the start), as `AgentChanges` JSON. */
+    changesJson(since: string | undefined, limit: number): Buffer {
+      return feed.pageJson(since, limit);
     },
 
     /** Any agent, listed or not, for the console. */
