@@ -8,9 +8,12 @@ import { keysRouter } from '../modules/keys/keys.router';
 import { newsletterRouter } from '../modules/newsletter/newsletter.router';
 import { submissionsRouter } from '../modules/submissions/submissions.router';
 import { claimsRouter } from '../modules/claims/claims.router';
+import { reportsRouter } from '../modules/reports/reports.router';
 import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
 import { backupRouter } from '../modules/backup/backup.router';
+import { accountsRouter } from '../modules/accounts/accounts.router';
+import { sessionRouter } from './routers/session.router';
 
 /**
  * The console's API, one router per domain; both transports (HTTP /trpc in
@@ -18,9 +21,12 @@ import { backupRouter } from '../modules/backup/backup.router';
  */
 export const appRouter = router({
   system: systemRouter,
+  session: sessionRouter,
+  accounts: accountsRouter,
   webhooks: webhooksRouter,
   submissions: submissionsRouter,
   claims: claimsRouter,
+  reports: reportsRouter,
   agents: agentsRouter,
   reviews: reviewsRouter,
   marketing: marketingRouter,
