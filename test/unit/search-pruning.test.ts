@@ -14,7 +14,11 @@ function random(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (max: number) => Math.floor(next() * max), pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]! };
+  return {
+    next,
+    int: (max: number) => Math.floor(next() * max),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
+  };
 }
 
 // A small vocabulary with skew: a few words in most agents, word forms ("deploy", "deploys", "deployment"), prefixes, near misses.
@@ -69,6 +73,7 @@ function corpus(seed: number, size: number): IndexableAgent[] {
     // Few distinct trust scores, so ties on score are broken by trust and id as well.
     trustScore: r.int(4) * 25,
     listed: true,
+    status: r.next() < 0.1 ? 'deprecated' : 'active',
   }));
 }
 
@@ -118,7 +123,8 @@ describe('pruned top-k', () => {
         const roll = r.next();
         if (roll < 0.3) index.apply({ ...target, listed: false });
         else if (roll < 0.6) index.apply({ ...changed[i]!, id: target.id });
-        else if (roll < 0.8) index.apply({ ...target, trustScore: r.int(4) * 25, type: r.pick(AGENT_TYPES) });
+        else if (roll < 0.8)
+          index.apply({ ...target, trustScore: r.int(4) * 25, type: r.pick(AGENT_TYPES), status: r.pick(['active', 'deprecated']) });
         else index.apply({ ...changed[i]!, id: `new-${seed}-${i}` });
       }
       expectSame(index, seed * 7, 150);

@@ -1,6 +1,6 @@
 import { BLOCK_BITS, BLOCK_SIZE, forEachNamed } from './accelerators';
 import { andInto, anyBitIn, countBits, grownBits, hasBit, orInto, popcount32, retainBits, setBit } from './bitsets';
-import { IMPACT_SCALE, type IndexStore } from './index-store';
+import { DEPRECATED_FACTOR, IMPACT_SCALE, type IndexStore } from './index-store';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
 import type { ParsedQuery } from './text';
 import { TopK } from './top-k';
@@ -32,7 +32,13 @@ import { TopK } from './top-k';
 /** Blocks of the last pruned query and how many of them were scored (for tests and the bench). */
 export const pruningStats = { blocks: 0, scored: 0 };
 
-export function prunedSearch(store: IndexStore, plan: PlannedTerm[], parsed: ParsedQuery, limit: number, filter: PreparedFilter): SearchHits {
+export function prunedSearch(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  parsed: ParsedQuery,
+  limit: number,
+  filter: PreparedFilter,
+): SearchHits {
   const termCount = plan.length;
   const scratch = scratchOf(store);
   const words = (store.slotCount + 31) >>> 5;
@@ -123,7 +129,8 @@ function matchingBits(
       if (termId < store.baseTermCount) {
         for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) setBit(wordBits, store.baseSlots[p]!);
       }
-      for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry)) setBit(wordBits, store.tails.slot(entry));
+      for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry))
+        setBit(wordBits, store.tails.slot(entry));
     }
     if (t === 0) matching.set(wordBits.subarray(0, words));
     else andInto(matching, wordBits, words);
@@ -252,7 +259,7 @@ class BlockScorer {
   }
 
   private offerTouched(top: TopK): void {
-    const { accumulated, matchedMasks: masks, accumulatedTouched: touched, nameKeys } = this.store;
+    const { accumulated, matchedMasks: masks, accumulatedTouched: touched, nameKeys, deprecated } = this.store;
     const fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
     for (let i = 0; i < this.touchedCount; i++) {
       const slot = touched[i]!;
@@ -260,7 +267,9 @@ class BlockScorer {
       if (!this.requireAll || mask === fullMask) {
         const relevance = Math.min(0.9999, accumulated[slot]! / this.termCount);
         const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
-        top.offer(slot, popcount32(mask) + exactName + relevance);
+        const score = popcount32(mask) + exactName + relevance;
+        // Demoting deprecated agents only lowers a score: block bounds still hold.
+        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
       }
       accumulated[slot] = 0;
       masks[slot] = 0;

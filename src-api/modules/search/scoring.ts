@@ -124,8 +124,7 @@ export function textSearch(
   plan.sort((a, b) => a.postings - b.postings);
   const postings = plan.reduce((sum, term) => sum + term.postings, 0);
   const prune =
-    mode === 'pruned' ||
-    (mode === 'auto' && store.baseSlotCount > 0 && postings >= Math.max(PRUNING_MIN_POSTINGS, store.slotCount / 16));
+    mode === 'pruned' || (mode === 'auto' && store.baseSlotCount > 0 && postings >= Math.max(PRUNING_MIN_POSTINGS, store.slotCount / 16));
   return prune ? prunedSearch(store, plan, parsed, limit, filter) : exhaustiveSearch(store, plan, parsed, limit, filter);
 }
 
@@ -259,5 +258,3 @@ function resetAccumulated(store: IndexStore, touchedCount: number): void {
     store.matchedMasks[slot] = 0;
   }
 }
-
-
