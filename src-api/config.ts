@@ -106,7 +106,7 @@ export const configSchema = z.object({
   logRequests: z.boolean(),
   /** Deadline of one fetch of a claim's well-known file. */
   claimCheckTimeoutMs: z.number().int().positive(),
-  /** Claim checks running at once; more wait for a slot (up to their deadline), so hostile targets cannot pile up sockets. */
+  /** Fetches of user-given URLs (claim proofs, Agent Cards) in flight at once (services.safeFetch); more wait for a slot within their deadline, so hostile targets cannot pile up sockets. */
   claimCheckConcurrency: z.number().int().positive(),
   /** Longest time /stats may serve a cached answer while nothing changed (the change cursor invalidates it at once). */
   statsCacheTtlMs: z.number().int().nonnegative(),

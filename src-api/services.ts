@@ -4,12 +4,14 @@ import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
 import { createPublicUrl } from './lib/public-url';
+import { createSafeFetch } from './lib/safe-fetch';
 import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
+import { createReportsService } from './modules/reports/reports.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeyUsage } from './modules/keys/key-usage';
 import { createKeysService } from './modules/keys/keys.service';
@@ -22,6 +24,7 @@ import { createSearchService } from './modules/search/search.service';
 import { createStatsService } from './modules/stats/stats.service';
 import { createSubmissionsService } from './modules/submissions/submissions.service';
 import { createWebhookDispatcher } from './modules/webhooks/webhooks.dispatcher';
+import { createWebhookSender } from './modules/webhooks/webhooks.sender';
 import { createWebhooksService } from './modules/webhooks/webhooks.service';
 
 export interface ServiceDeps {
@@ -36,6 +39,13 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const base = { db, clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
+  // The one fetch of user-given URLs (claim proofs, Agent Cards): public addresses only, resolved
+  // by dnsResolver, at most config.claimCheckConcurrency in flight.
+  const safeFetch = createSafeFetch({
+    resolver: dnsResolver,
+    allowPrivate: config.allowPrivateUrls,
+    maxConcurrent: config.claimCheckConcurrency,
+  });
   const audit = createAuditService(base);
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
@@ -58,27 +68,30 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     quota: { enabled: config.rateLimit.enabled, windowMs: config.accounts.reviewQuotaMs },
   });
-  const submissions = createSubmissionsService({ ...base, agents, audit });
+  const submissions = createSubmissionsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const claims = createClaimsService({
     ...base,
     agents,
     audit,
     events,
-    allowPrivateUrls: config.allowPrivateUrls,
+    fetch: safeFetch,
     verifyTimeoutMs: config.claimCheckTimeoutMs,
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
     quotas: config.rateLimit.enabled,
   });
+  const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
-  const webhooks = createWebhooksService({ ...base, events, audit, config });
+  // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
+  const sendWebhook = createWebhookSender(dnsResolver);
+  const webhooks = createWebhooksService({ ...base, events, audit, config, send: sendWebhook });
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
-  const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config });
+  const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });
 
   return {
@@ -87,6 +100,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     clock,
     ids,
     dnsResolver,
+    safeFetch,
     audit,
     events,
     keys,
@@ -98,6 +112,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     reviews,
     submissions,
     claims,
+    reports,
     newsletter,
     marketing,
     stats,

@@ -494,6 +494,7 @@ function buildSubmissions(
       decidedAt: null,
       version: 1,
       accountId: null,
+      clientKey: null,
       createdAt: iso(createdAt),
       updatedAt: iso(createdAt),
     };
@@ -539,6 +540,7 @@ function buildSubmissions(
       decidedAt: iso(approvedAt),
       version: 2,
       accountId: null,
+      clientKey: null,
       createdAt: iso(created),
       updatedAt: iso(approvedAt),
     });

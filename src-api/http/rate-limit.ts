@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { RateLimitConfig } from '../config';
 
@@ -93,6 +94,14 @@ export function clientBucket(address: string): string {
   if (parsed.kind() === 'ipv4') return parsed.toString();
   const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
   return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
+}
+
+/**
+ * The client identity the quotas against abuse count by (pending claims and submissions, one
+ * review per agent): the address's bucket, hashed, so rows never store the address itself.
+ */
+export function quotaClientKey(address: string): string {
+  return createHash('sha256').update(clientBucket(address)).digest('hex');
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

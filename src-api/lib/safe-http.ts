@@ -1,17 +1,25 @@
 import http from 'node:http';
 import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import ipaddr from 'ipaddr.js';
+import { createDnsResolver, DnsError, type DnsResolver } from './dns-resolver';
 
 /**
  * The one way the service calls out to URLs that clients gave it (claim
  * checks, webhook deliveries). It is built for hostile targets:
  *
  * - Only absolute http and https URLs.
- * - Private, loopback, link-local, reserved and meta (0.0.0.0, ::) addresses
- *   are refused unless `allowPrivate` is set. The check runs on the address
- *   the socket actually connects to, after DNS resolution, so a hostname that
- *   resolves (or re-resolves: DNS rebinding) to 127.0.0.1 is refused too.
+ * - Host names are resolved by our own resolver (lib/dns-resolver: c-ares,
+ *   cancellable, with a deadline), never by `dns.lookup`, whose queries hold
+ *   a libuv thread each and cannot be cancelled: a stalling DNS server cannot
+ *   fill the thread pool. `localhost` and `*.localhost` are loopback (RFC 6761).
+ * - Only public unicast addresses are reached unless `allowPrivate` is set:
+ *   private, loopback, link-local, CGNAT, reserved, NAT64/6to4 and meta
+ *   (0.0.0.0, ::) addresses are refused. The check runs on the addresses the
+ *   socket is handed, after resolution, so a name that resolves (or
+ *   re-resolves: DNS rebinding) to 127.0.0.1 is refused too; a name with any
+ *   non-public address is refused as a whole.
  * - Redirects are never followed: a 3xx comes back as the response.
  * - One deadline covers everything: DNS, connect, TLS, headers and body.
  * - At most `maxResponseBytes` of the body are read; then the socket is
@@ -56,6 +64,8 @@ export interface SafeRequestOptions {
   maxResponseBytes?: number;
   /** Let the request reach private and loopback addresses (local tests, --allow-private-urls). */
   allowPrivate?: boolean;
+  /** Resolves host names (AGENTDIR_DNS_SERVERS); default: the system's DNS servers, 5 s deadline. */
+  resolver?: DnsResolver;
 }
 
 export interface SafeResponse {
@@ -75,15 +85,14 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 export const USER_AGENT = 'AgentDirectory/1 (+https://agent-directory.dev)';
 
-// keepAlive off: every request gets a fresh socket, checked at its own connect.
-const filteringAgents = {
-  'http:': new RequestFilteringHttpAgent({ keepAlive: false }),
-  'https:': new RequestFilteringHttpsAgent({ keepAlive: false }),
-};
-const plainAgents = {
+// keepAlive off: every request gets a fresh socket, resolved and checked at its own connect.
+const agents = {
   'http:': new http.Agent({ keepAlive: false }),
   'https:': new https.Agent({ keepAlive: false }),
 };
+
+let systemResolver: DnsResolver | undefined;
+const defaultResolver = (): DnsResolver => (systemResolver ??= createDnsResolver({ servers: [], timeoutMs: 5_000 }));
 
 /** Performs one HTTP request under the rules above; resolves with any HTTP status, rejects with SafeRequestError. */
 export function safeRequest(options: SafeRequestOptions): Promise<SafeResponse> {
@@ -99,7 +108,14 @@ export function safeRequest(options: SafeRequestOptions): Promise<SafeResponse> 
   }
   const protocol = url.protocol as 'http:' | 'https:';
   const transport = protocol === 'https:' ? https : http;
-  const agent = options.allowPrivate ? plainAgents[protocol] : filteringAgents[protocol];
+  const agent = agents[protocol];
+  const allowPrivate = options.allowPrivate ?? false;
+  // An address literal is never looked up (net.connect skips `lookup`), so it is checked here.
+  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) !== 0 && !allowPrivate && !isPublicAddress(literal)) {
+    return Promise.reject(privateAddressError(url.hostname, literal));
+  }
+  const lookup = resolvingLookup(options.resolver ?? defaultResolver(), allowPrivate);
 
   const headers: Record<string, string> = { ...options.headers };
   if (!hasHeader(headers, 'user-agent')) headers['user-agent'] = USER_AGENT;
@@ -127,7 +143,7 @@ export function safeRequest(options: SafeRequestOptions): Promise<SafeResponse> 
     );
 
     try {
-      request = transport.request(url, { method: options.method ?? 'GET', headers, agent }, (response) => {
+      request = transport.request(url, { method: options.method ?? 'GET', headers, agent, lookup }, (response) => {
         const chunks: Buffer[] = [];
         let size = 0;
         const done = (truncated: boolean): void =>
@@ -188,21 +204,14 @@ export function parseHttpUrl(raw: string): URL {
   return url;
 }
 
-/** The refusal message of request-filtering-agent: "DNS lookup 127.0.0.1(family:4, host:localhost) is not allowed. …" */
-const FILTER_REFUSAL = /^DNS lookup (\S+?)\(.*\) is not allowed/;
-
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 
 function classify(error: unknown, url: URL): SafeRequestError {
   if (error instanceof SafeRequestError) return error;
   const message = messageOf(error);
   const code = (error as { code?: unknown } | null)?.code;
-  const refused = FILTER_REFUSAL.exec(message);
-  if (refused) {
-    const address = refused[1];
-    const host = url.hostname;
-    const via = address && address !== host && `[${address}]` !== host ? ` (${host} resolves to ${address})` : ` (${host})`;
-    return new SafeRequestError('private_address', `refused to connect to a private, loopback or reserved address${via}`, { cause: error });
+  if (error instanceof DnsError) {
+    return new SafeRequestError('connection', `could not resolve the host name ${url.hostname}: ${error.message}`, { cause: error });
   }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return new SafeRequestError('protocol', 'the server did not answer with valid HTTP', { cause: error });
@@ -219,6 +228,46 @@ function classify(error: unknown, url: URL): SafeRequestError {
     if (TLS_CODE.test(code)) return new SafeRequestError('connection', `the TLS handshake failed (${code})`, { cause: error });
   }
   return new SafeRequestError('connection', `the request failed: ${message}`, { cause: error });
+}
+
+/** Whether `address` (an IP literal) is a public unicast address; IPv4-mapped IPv6 counts as its IPv4. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+function privateAddressError(host: string, address: string): SafeRequestError {
+  const via = address !== host && `[${address}]` !== host ? ` (${host} resolves to ${address})` : ` (${host})`;
+  return new SafeRequestError('private_address', `refused to connect to a private, loopback or reserved address${via}`);
+}
+
+const LOCALHOST = /(^|\.)localhost\.?$/i;
+
+/**
+ * A `lookup` for net.connect that asks `resolver` instead of `dns.lookup`, and refuses the
+ * whole name when any of its addresses is not public (unless `allowPrivate`).
+ */
+function resolvingLookup(resolver: DnsResolver, allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const resolved = LOCALHOST.test(hostname) ? Promise.resolve(['127.0.0.1', '::1']) : resolver.resolveAddresses(hostname);
+    resolved.then(
+      (found) => {
+        const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => isIP(a) === options.family) : found;
+        const blocked = allowPrivate ? undefined : found.find((address) => !isPublicAddress(address));
+        if (blocked !== undefined) return callback(privateAddressError(hostname, blocked) as NodeJS.ErrnoException, '', 0);
+        if (wanted.length === 0) {
+          return callback(new DnsError('not_found', `${hostname} has no address of the family asked for`, 'ENODATA'), '', 0);
+        }
+        if (options.all)
+          return callback(
+            null,
+            wanted.map((address) => ({ address, family: isIP(address) })),
+          );
+        callback(null, wanted[0]!, isIP(wanted[0]!));
+      },
+      (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),
+    );
+  };
 }
 
 function messageOf(error: unknown): string {

@@ -422,6 +422,30 @@ describe('verification against hostile targets', () => {
     }
   });
 
+  it('runs at most claimCheckConcurrency checks at once; the others wait for a slot', async () => {
+    const capped = await startTestServer({ allowPrivateUrls: true, claimCheckConcurrency: 2, claimCheckTimeoutMs: 5_000 });
+    try {
+      let inFlight = 0;
+      let most = 0;
+      const target = await startTarget((_request, response) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        // Each check holds its socket a while, then finds no token.
+        setTimeout(() => {
+          inFlight--;
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('no token here');
+        }, 150);
+      });
+      const claims = await Promise.all(Array.from({ length: 6 }, () => createClaim(agentOn(target, capped), capped)));
+      const answers = await Promise.all(claims.map((claim) => verify(claim.id, capped)));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(422));
+      expect(target.requests).toHaveLength(6);
+      expect(most).toBe(2);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it.each(['127.0.0.1', 'localhost'])('refuses a source on %s when private URLs are not allowed', async (host) => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => token));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUpAndSignIn, withCookie } from '../helpers/accounts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { receiverVerifies, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 let server: TestServer;
 let smtp: SmtpReceiver;
@@ -103,6 +103,17 @@ describe('/me/webhooks', () => {
     expect(await json(test)).toMatchObject({ ok: true, status_code: 200, event: 'agent.registered' });
     expect(receiver.received.at(-1)!.signatureValid).toBe(true);
 
+    // The preview shows byte for byte what the test send carried, signed with the same secret.
+    const preview = await ann(`/me/webhooks/${endpoint.id}/preview?event=agent.registered`);
+    expect(preview.status).toBe(200);
+    const shown = await json(preview);
+    expect(shown).toMatchObject({ endpoint_id: endpoint.id, url: receiver.url, verification: { node: expect.any(String) } });
+    expect(shown.previews).toHaveLength(1);
+    expect(shown.previews[0].body).toBe(receiver.received.at(-1)!.rawBody.toString('utf8'));
+    expect(receiverVerifies(endpoint.secret, Buffer.from(shown.previews[0].body), shown.previews[0].signature)).toBe(true);
+    expect((await json(await ann(`/me/webhooks/${endpoint.id}/preview`))).previews.length).toBeGreaterThan(1);
+    expect((await ann(`/me/webhooks/${endpoint.id}/preview?event=agent.exploded`)).status).toBe(400);
+
     // A real event: a review on a listed agent reaches the endpoint.
     const agent = server.services.agents.create(agentInput({ name: 'Hooked Agent' }));
     expect((await server.post(`/agents/${agent.id}/reviews`, { rating: 5 })).status).toBe(201);
@@ -143,6 +154,7 @@ describe('/me/webhooks', () => {
       ['POST', `/me/webhooks/${endpoint.id}/rotate-secret`],
       ['POST', `/me/webhooks/${endpoint.id}/test`, { event: 'agent.updated' }],
       ['GET', `/me/webhooks/${endpoint.id}/deliveries`],
+      ['GET', `/me/webhooks/${endpoint.id}/preview`],
       ['POST', `/me/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`],
     ];
     for (const [method, path, body] of attempts) {

@@ -124,6 +124,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/agents/changes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Follow changes to the directory
+     * @description Every agent that changed after the cursor `since`, oldest first, each once in its latest state: `created` and `updated` carry the profile, `removed` (unlisted or deleted) does not. Apply the changes in order and poll again with `next_cursor` (always present); a mirror kept this way holds exactly the listed agents.
+     */
+    get: operations['getAgentsChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/agents/search': {
     parameters: {
       query?: never;
@@ -191,6 +211,26 @@ export interface paths {
     get: operations['getAgentsByIdConnections'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/agents/{id}/reports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report an agent
+     * @description Reports a listed agent to the moderators (spam, malware, impersonation, broken, other). 202: the report waits in the console’s Reports queue. One open report per agent per client: another is 409 `duplicate_report`. Unknown or unlisted agent: 404.
+     */
+    post: operations['reportAgent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -584,6 +624,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/webhooks/{id}/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Preview signed payloads
+     * @description Per event kind (or the one named by `event`): the exact body, signature and headers a delivery of the kind's sample event to this endpoint carries, with receiver code in Node and Python. A test send of the kind sends the same body.
+     */
+    get: operations['getMeWebhooksByIdPreview'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/webhooks/{id}/rotate-secret': {
     parameters: {
       query?: never;
@@ -735,7 +795,7 @@ export interface paths {
     put?: never;
     /**
      * Submit an agent for review
-     * @description Sends a new agent to the moderators. It stays `pending` until a moderator approves it (it becomes a listed agent and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). `contact_email` is private to the moderators and never returned by the API. A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission.
+     * @description Sends a new agent to the moderators. It stays `pending` until a moderator approves it (it becomes a listed agent and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). `contact_email` is private to the moderators and never returned by the API. A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission. One client (an account, else an IP address, IPv6 by /64) may have 5 submissions waiting at once; a sixth is a 409 `quota_exceeded`.
      */
     post: operations['postSubmit'];
     delete?: never;
@@ -978,6 +1038,48 @@ export interface components {
       /** @description After a rotation: until when the old secret still signs */
       previous_secret_expires_at?: string;
     };
+    AccountWebhookPreview: {
+      endpoint_id: string;
+      url: string;
+      previews: {
+        /** @enum {string} */
+        event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+        /** @description The exact bytes a delivery of the sample event carries */
+        body: string;
+        /** @description X-Service-Signature of that body with the current secret */
+        signature: string;
+        /** @description The headers a delivery sends (X-Service-Delivery is a placeholder) */
+        headers: {
+          [key: string]: string;
+        };
+      }[];
+      /** @description Receiver code that verifies these signatures */
+      verification: {
+        node: string;
+        python: string;
+      };
+    };
+    AccountWebhookPreviewInput: {
+      endpoint_id: string;
+      url: string;
+      previews: {
+        /** @enum {string} */
+        event: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+        /** @description The exact bytes a delivery of the sample event carries */
+        body: string;
+        /** @description X-Service-Signature of that body with the current secret */
+        signature: string;
+        /** @description The headers a delivery sends (X-Service-Delivery is a placeholder) */
+        headers: {
+          [key: string]: string;
+        };
+      }[];
+      /** @description Receiver code that verifies these signatures */
+      verification: {
+        node: string;
+        python: string;
+      };
+    };
     AccountWebhookTestResult: {
       ok: boolean;
       delivery_id: string;
@@ -1027,6 +1129,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1035,6 +1144,40 @@ export interface components {
       created_at: string;
       /** @description ISO 8601 UTC date-time ending in Z */
       updated_at: string;
+    };
+    AgentChange: {
+      agent_id: string;
+      /**
+       * @description `created`/`updated`: the agent is listed, `agent` is its profile now; `removed`: it left the public directory (unlisted or deleted)
+       * @enum {string}
+       */
+      change: 'created' | 'updated' | 'removed';
+      agent?: components['schemas']['Agent'];
+      /** @description Where this change is in the feed: `since=` this cursor continues after it */
+      cursor: string;
+    };
+    AgentChangeInput: {
+      agent_id: string;
+      /**
+       * @description `created`/`updated`: the agent is listed, `agent` is its profile now; `removed`: it left the public directory (unlisted or deleted)
+       * @enum {string}
+       */
+      change: 'created' | 'updated' | 'removed';
+      agent?: components['schemas']['AgentInput'];
+      /** @description Where this change is in the feed: `since=` this cursor continues after it */
+      cursor: string;
+    };
+    AgentChanges: {
+      /** @description Oldest first; each agent once, in its latest state */
+      changes: components['schemas']['AgentChange'][];
+      /** @description Where to poll next; present also when there are no changes */
+      next_cursor: string;
+    };
+    AgentChangesInput: {
+      /** @description Oldest first; each agent once, in its latest state */
+      changes: components['schemas']['AgentChangeInput'][];
+      /** @description Where to poll next; present also when there are no changes */
+      next_cursor: string;
     };
     AgentInput: {
       id: string;
@@ -1063,6 +1206,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1584,6 +1734,28 @@ export interface components {
       /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
       name?: string;
     };
+    /** @description An abuse report received; moderators review it in the console. */
+    ReportReceipt: {
+      id: string;
+      agent_id: string;
+      /** @enum {string} */
+      reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+      /** @constant */
+      status: 'open';
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+    };
+    /** @description An abuse report received; moderators review it in the console. */
+    ReportReceiptInput: {
+      id: string;
+      agent_id: string;
+      /** @enum {string} */
+      reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+      /** @constant */
+      status: 'open';
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+    };
     Review: {
       id: string;
       agent_id: string;
@@ -1633,6 +1805,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1671,6 +1850,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -2245,6 +2431,71 @@ export interface operations {
       };
     };
   };
+  getAgentsChanges: {
+    parameters: {
+      query?: {
+        /** @description A `cursor` or `next_cursor` from an earlier answer (opaque); without it the feed starts at the beginning */
+        since?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentChanges'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   getAgentsSearch: {
     parameters: {
       query?: {
@@ -2560,6 +2811,95 @@ export interface operations {
       };
       /** @description Not found (`not_found`) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  reportAgent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description What is wrong with the agent
+           * @enum {string}
+           */
+          reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+          /** @description What you saw, for the moderators */
+          details?: string;
+          /**
+           * Format: email
+           * @description Where moderators may ask you more; never shown publicly
+           */
+          contact_email?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReportReceipt'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Conflict with the current state (`conflict`, …) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -4416,6 +4756,82 @@ export interface operations {
       /** @description Over a rate limit (`rate_limited`); see Retry-After */
       429: {
         headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getMeWebhooksByIdPreview: {
+    parameters: {
+      query?: {
+        /** @description Only this event kind */
+        event?: 'agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved';
+      };
+      header?: never;
+      path: {
+        /** @description Endpoint id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AccountWebhookPreview'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };

@@ -89,6 +89,22 @@ const endpointPatchSchema = z.strictObject({
   status: z.enum(['active', 'disabled']).optional().describe('Pause deliveries ("disabled") or resume them ("active")'),
 });
 
+const previewSchema = z
+  .object({
+    endpoint_id: z.string(),
+    url: z.string(),
+    previews: z.array(
+      z.object({
+        event: eventTypeSchema,
+        body: z.string().describe('The exact bytes a delivery of the sample event carries'),
+        signature: z.string().describe('X-Service-Signature of that body with the current secret'),
+        headers: z.record(z.string(), z.string()).describe('The headers a delivery sends (X-Service-Delivery is a placeholder)'),
+      }),
+    ),
+    verification: z.object({ node: z.string(), python: z.string() }).describe('Receiver code that verifies these signatures'),
+  })
+  .meta({ id: 'AccountWebhookPreview' });
+
 const idParams = z.object({ id: idParamSchema.describe('Endpoint id') });
 const deliveryParams = idParams.extend({ delivery_id: idParamSchema.describe('Delivery id') });
 const authProblems = { 401: problemSchema, 403: problemSchema, 429: problemSchema };
@@ -255,6 +271,28 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
       const account = accountOf(request);
       owned(services, account.id, request.params.id);
       return services.webhooks.sendTest(request.params.id, request.body.event, { actor: accountActor(account) });
+    },
+  );
+
+  api.get(
+    '/me/webhooks/:id/preview',
+    {
+      preHandler,
+      config: { rateLimit: 'reads' },
+      schema: {
+        ...common,
+        summary: 'Preview signed payloads',
+        description:
+          "Per event kind (or the one named by `event`): the exact body, signature and headers a delivery of the kind's sample " +
+          'event to this endpoint carries, with receiver code in Node and Python. A test send of the kind sends the same body.',
+        params: idParams,
+        querystring: z.object({ event: eventTypeSchema.optional().describe('Only this event kind') }),
+        response: { 200: previewSchema, ...notFound, ...authProblems },
+      },
+    },
+    async (request) => {
+      owned(services, accountOf(request).id, request.params.id);
+      return services.webhooks.preview(request.params.id, request.query.event);
     },
   );
 

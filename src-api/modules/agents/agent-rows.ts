@@ -29,6 +29,7 @@ const INDEX_KEYS = [
   'type',
   'trustScore',
   'listed',
+  'status',
   'changeSeq',
 ] as const satisfies readonly Key[];
 export type IndexRow = Pick<AgentRow, (typeof INDEX_KEYS)[number]>;
@@ -54,6 +55,8 @@ export interface AgentRowStatements {
   latestChangeSeq(): number;
   /** Rows changed after `afterSeq`, oldest change first. */
   changedSince(afterSeq: number, limit: number): IndexRow[];
+  /** Id, listed flag, version and change_seq of agents changed after `afterSeq`, oldest change first (the public change feed). */
+  feedSince(afterSeq: number, limit: number): FeedRow[];
   /** Ids of up to `limit` agents changed after `afterSeq`, in no particular order. */
   idsChangedSince(afterSeq: number, limit: number): string[];
   /** Full rows of these ids (listed or not), in no particular order. */
@@ -66,6 +69,14 @@ export interface AgentRowStatements {
   listedPageIds(page: ListedPageQuery): string[];
   /** Listed agents with an id after `afterId`, by id: a walk over the directory in slices. */
   listedAfter(afterId: string, limit: number): AgentRow[];
+}
+
+/** What the change feed needs of a changed agent: a range of the change_seq index plus the row. */
+export interface FeedRow {
+  id: string;
+  listed: boolean;
+  version: number;
+  changeSeq: number;
 }
 
 /** SQL for each public list sort: a column, or the average rating (unrated last). */
@@ -89,6 +100,11 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   const latest = db.$client.prepare(`SELECT coalesce(max("${columns.changeSeq.name}"), -1) FROM "agents"`).pluck();
   const changed = db.$client
     .prepare(`${select(INDEX_KEYS)} WHERE "${columns.changeSeq.name}" > ? ORDER BY "${columns.changeSeq.name}" LIMIT ?`)
+    .raw();
+  const feed = db.$client
+    .prepare(
+      `SELECT "${columns.id.name}", "${columns.listed.name}", "${columns.version.name}", "${columns.changeSeq.name}" FROM "agents" WHERE "${columns.changeSeq.name}" > ? ORDER BY "${columns.changeSeq.name}" LIMIT ?`,
+    )
     .raw();
   const changedIds = db.$client.prepare(`SELECT "${columns.id.name}" FROM "agents" WHERE "${columns.changeSeq.name}" > ? LIMIT ?`).pluck();
   // json_each turns one JSON array parameter into primary-key lookups, whatever the number of ids.
@@ -130,6 +146,13 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   return {
     latestChangeSeq: () => latest.get() as number,
     changedSince: (afterSeq, limit) => (changed.all(afterSeq, limit) as unknown[][]).map(decodeIndexRow),
+    feedSince: (afterSeq, limit) =>
+      (feed.all(afterSeq, limit) as [string, number, number, number][]).map(([id, listed, version, changeSeq]) => ({
+        id,
+        listed: listed === 1,
+        version,
+        changeSeq,
+      })),
     idsChangedSince: (afterSeq, limit) => changedIds.all(afterSeq, limit) as string[],
     byIds: (ids) => (ids.length === 0 ? [] : (byIds.all(JSON.stringify(ids)) as unknown[][]).map(decodeRow)),
     listedPageIds: (query) => {

@@ -4,6 +4,9 @@ import { setPageLinks } from '../../http/pagination';
 import { sendJson } from '../../http/send-json';
 import { commaListSchema, idParamSchema, problemSchema } from '../../lib/schemas';
 import {
+  agentChangesQuerySchema,
+  agentChangesSchema,
+  type AgentChanges,
   agentListSchema,
   type AgentList,
   agentProfileSchema,
@@ -49,6 +52,22 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => sendJson<BulkAgents>(reply, services.agents.bulkJson(request.query.ids)),
+  );
+
+  api.get(
+    '/agents/changes',
+    {
+      config: { rateLimit: 'reads' },
+      schema: {
+        tags: ['agents'],
+        summary: 'Follow changes to the directory',
+        description:
+          'Every agent that changed after the cursor `since`, oldest first, each once in its latest state: `created` and `updated` carry the profile, `removed` (unlisted or deleted) does not. Apply the changes in order and poll again with `next_cursor` (always present); a mirror kept this way holds exactly the listed agents.',
+        querystring: agentChangesQuerySchema,
+        response: { 200: agentChangesSchema, ...errors },
+      },
+    },
+    async (request, reply) => sendJson<AgentChanges>(reply, services.agents.changesJson(request.query.since, request.query.limit)),
   );
 
   api.get(

@@ -20,6 +20,11 @@ export const AGENT_TYPES = [
 export type AgentType = (typeof AGENT_TYPES)[number];
 export const agentTypeSchema = z.enum(AGENT_TYPES);
 
+export const AGENT_STATUSES = ['active', 'deprecated'] as const;
+export const agentStatusSchema = z.enum(AGENT_STATUSES);
+/** Why an agent is deprecated, or what to use instead (shown on its profile). */
+export const statusMessageSchema = z.string().trim().max(500);
+
 const tagSchema = z.string().trim().min(1).max(60);
 export const tagListSchema = z.array(tagSchema).max(50);
 
@@ -41,6 +46,8 @@ export const agentProfileSchema = z
     trust_score: z.number().describe('0–100, computed from verification, reviews, completeness and age'),
     source_url: z.string(),
     verified: z.boolean(),
+    status: z.enum(AGENT_STATUSES).describe('`deprecated` agents stay listed and findable but rank below active ones'),
+    status_message: z.string().nullable().describe('Why it is deprecated, or what to use instead'),
     rating: ratingSummarySchema,
     created_at: isoDateTimeSchema,
     updated_at: isoDateTimeSchema,
@@ -108,3 +115,33 @@ export const bulkAgentsSchema = z.object({
   missing: z.array(z.string()),
 });
 export type BulkAgents = z.infer<typeof bulkAgentsSchema>;
+
+export const MAX_CHANGES_PER_PAGE = 1000;
+
+export const agentChangesQuerySchema = z.object({
+  since: z
+    .string()
+    .max(100)
+    .optional()
+    .describe('A `cursor` or `next_cursor` from an earlier answer (opaque); without it the feed starts at the beginning'),
+  limit: z.coerce.number().int().min(1).max(MAX_CHANGES_PER_PAGE).default(100),
+});
+
+export const agentChangeSchema = z
+  .object({
+    agent_id: z.string(),
+    change: z
+      .enum(['created', 'updated', 'removed'])
+      .describe('`created`/`updated`: the agent is listed, `agent` is its profile now; `removed`: it left the public directory (unlisted or deleted)'),
+    agent: agentProfileSchema.optional(),
+    cursor: z.string().describe('Where this change is in the feed: `since=` this cursor continues after it'),
+  })
+  .meta({ id: 'AgentChange' });
+
+export const agentChangesSchema = z
+  .object({
+    changes: z.array(agentChangeSchema).describe('Oldest first; each agent once, in its latest state'),
+    next_cursor: z.string().describe('Where to poll next; present also when there are no changes'),
+  })
+  .meta({ id: 'AgentChanges' });
+export type AgentChanges = z.infer<typeof agentChangesSchema>;

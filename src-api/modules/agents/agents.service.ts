@@ -19,10 +19,11 @@ import {
   type ListAgentsQuery,
 } from './agents.schemas';
 import { createAgentChangeCursor } from './agent-changes';
+import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
-import { agents, type AgentRow, type NewAgentRow } from './agents.table';
+import { agents, type AgentRow, type AgentStatus, type NewAgentRow } from './agents.table';
 import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
@@ -71,6 +72,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db, rows);
   const profiles = createProfileCache({ rows, changes, maxEntries: profileCacheEntries });
+  const feed = createChangeFeed({ db, rows, profiles });
   const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
 
   const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
@@ -205,6 +207,11 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /** max(change_seq) of the directory, read at most once per event-loop turn unless this process writes (see agent-changes). */
     latestChangeSeq(): number {
       return changes.latest();
+    },
+
+    /** One page of the public change feed after the cursor `since` (undefined: from the start), as `AgentChanges` JSON. */
+    changesJson(since: string | undefined, limit: number): Buffer {
+      return feed.pageJson(since, limit);
     },
 
     /** Any agent, listed or not, for the console. */
@@ -369,6 +376,30 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
             entityId: id,
             before: { verified: current.verified },
             after: { verified },
+          });
+        }
+        return next;
+      });
+    },
+
+    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. */
+    setStatus(id: string, status: AgentStatus, message: string | null, options: WriteOptions = {}): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        const statusMessage = status === 'active' ? null : message?.trim() || null;
+        if (current.status === status && current.statusMessage === statusMessage) return current;
+        const next = writeChanges(current, { status, statusMessage }, options);
+        if (options.emitEvents !== false) {
+          events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['status', 'status_message'] });
+        }
+        if (options.actor) {
+          audit.record({
+            actor: options.actor,
+            action: status === 'deprecated' ? 'agent.deprecate' : 'agent.activate',
+            entityType: 'agent',
+            entityId: id,
+            before: { status: current.status, status_message: current.statusMessage },
+            after: { status, status_message: statusMessage },
           });
         }
         return next;

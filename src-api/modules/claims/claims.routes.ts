@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { writerAccountId } from '../../http/account-auth';
+import { quotaClientKey } from '../../http/rate-limit';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { claimSchema, createClaimBodySchema, newClaimSchema, verifyClaimBodySchema } from './claims.schemas';
@@ -38,7 +39,12 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
     async (request, reply) =>
       reply
         .status(201)
-        .send(services.claims.create(request.body, { clientKey: request.ip, accountId: writerAccountId(services, request) ?? undefined })),
+        .send(
+          services.claims.create(request.body, {
+            clientKey: quotaClientKey(request.ip),
+            accountId: writerAccountId(services, request) ?? undefined,
+          }),
+        ),
   );
 
   api.get(

@@ -12,6 +12,7 @@ import {
 import { isoNow, type Clock } from '../../lib/clock';
 import { randomToken, type IdGenerator } from '../../lib/ids';
 import type { DnsResolver } from '../../lib/dns-resolver';
+import type { SafeFetch } from '../../lib/safe-fetch';
 import type { Page } from '../../lib/schemas';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
@@ -29,8 +30,8 @@ export interface ClaimsServiceDeps {
   audit: AuditService;
   /** Records `claim.approved` in the approving transaction. */
   events: EventsService;
-  /** Let the check reach private and loopback addresses (`--allow-private-urls`, local tests only). */
-  allowPrivateUrls: boolean;
+  /** Fetches proof files (services.safeFetch: private addresses per `--allow-private-urls`, capped in flight). */
+  fetch: SafeFetch;
   /** Deadline of one fetch of a proof file (`config.claimCheckTimeoutMs`). */
   verifyTimeoutMs: number;
   /** Largest proof file read; a larger one is refused as too large. Default 64 KiB. */
@@ -86,7 +87,7 @@ export function createClaimsService({
   agents,
   audit,
   events,
-  allowPrivateUrls,
+  fetch,
   verifyTimeoutMs,
   verifyMaxBytes = DEFAULT_VERIFY_MAX_BYTES,
   resolver,
@@ -94,7 +95,7 @@ export function createClaimsService({
   recheckIntervalMs,
   quotas,
 }: ClaimsServiceDeps) {
-  const checkProof = createProofChecker({ resolver, allowPrivateUrls, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
+  const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
 
   const findRow = (id: string): ClaimRow | undefined => db.select().from(claims).where(eq(claims.id, id)).get();

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { DnsError, type DnsResolver } from '../../lib/dns-resolver';
-import { safeRequest, SafeRequestError } from '../../lib/safe-http';
+import { SafeRequestError, type SafeFetch } from '../../lib/safe-fetch';
 import { WELL_KNOWN_CLAIM_PATH } from './claims.schemas';
 import type { ProofMethod, ProofResult } from './claims.table';
 
@@ -108,9 +108,9 @@ export function instructionFor(method: ProofMethod, token: string): string {
 
 export interface ProofCheckerDeps {
   resolver: DnsResolver;
-  /** Let file checks reach private and loopback addresses (`--allow-private-urls`, local tests only). */
-  allowPrivateUrls: boolean;
-  /** Deadline of one file fetch. */
+  /** Fetches the proof files (services.safeFetch: public addresses only, capped in flight). */
+  fetch: SafeFetch;
+  /** Deadline of one file fetch, the wait for a fetch slot included. */
   timeoutMs: number;
   /** Largest proof file read; a larger one fails as too large. */
   maxBytes: number;
@@ -119,16 +119,15 @@ export interface ProofCheckerDeps {
 export type ProofChecker = (method: ProofMethod, token: string) => Promise<ProofResult>;
 
 /** Checks one proof; never throws for what the target does, and says exactly what failed. */
-export function createProofChecker({ resolver, allowPrivateUrls, timeoutMs, maxBytes }: ProofCheckerDeps): ProofChecker {
+export function createProofChecker({ resolver, fetch, timeoutMs, maxBytes }: ProofCheckerDeps): ProofChecker {
   const checkFile = async (method: ProofMethod, token: string): Promise<ProofResult> => {
     const url = method.url!;
     const base = { method: method.method };
     try {
-      const response = await safeRequest({
+      const response = await fetch({
         url,
         timeoutMs,
         maxResponseBytes: maxBytes,
-        allowPrivate: allowPrivateUrls,
         headers: { accept: 'text/plain, */*;q=0.5' },
       });
       const { status } = response;

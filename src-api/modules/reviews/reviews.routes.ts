@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { setPageLinks } from '../../http/pagination';
 import { writerAccountId } from '../../http/account-auth';
-import { clientBucket } from '../../http/rate-limit';
+import { quotaClientKey } from '../../http/rate-limit';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { reviewInputSchema, reviewListQuerySchema, reviewListSchema, reviewSchema } from './reviews.schemas';
@@ -55,7 +55,7 @@ export const reviewsRoutes: ApiRoutes = async (api, { services }) => {
     async (request, reply) => {
       const review = services.reviews.create(request.params.id, request.body, {
         accountId: writerAccountId(services, request),
-        client: clientBucket(request.ip),
+        client: quotaClientKey(request.ip),
       });
       return reply.code(201).send(review);
     },

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { and, count, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { DuplicateReviewError, NotFoundError } from '../../errors';
@@ -82,12 +81,12 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
      */
     /**
      * `writer.accountId` when written with an account (the review then shows verified_reviewer);
-     * `writer.client` (the IP bucket) otherwise. Quota: one review per agent per account, or per
+     * `writer.client` (the hashed IP bucket, http/rate-limit quotaClientKey) otherwise. Quota: one review per agent per account, or per
      * client without one, per `reviewQuotaMs` (409 duplicate_review); off with the rate limits.
      */
     create(agentId: string, input: ReviewInput, writer: { accountId?: string | null; client?: string } = {}): Review {
       const accountId = writer.accountId ?? null;
-      const clientKey = writer.client === undefined ? null : createHash('sha256').update(writer.client).digest('hex');
+      const clientKey = writer.client ?? null;
       return inTransaction(db, () => {
         agentsService.get(agentId); // 404 for unknown and unlisted agents
         if (quota.enabled && (accountId !== null || clientKey !== null)) {

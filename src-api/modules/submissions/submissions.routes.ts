@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { writerAccountId } from '../../http/account-auth';
+import { quotaClientKey } from '../../http/rate-limit';
 import type { ApiRoutes } from '../../http/routes';
 import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { submissionInputSchema, submissionSchema } from './submissions.schemas';
@@ -17,7 +18,8 @@ export const submissionsRoutes: ApiRoutes = async (api, { services }) => {
           'and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. ' +
           'Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). ' +
           '`contact_email` is private to the moderators and never returned by the API. ' +
-          'A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission.',
+          'A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission. ' +
+          'One client (an account, else an IP address, IPv6 by /64) may have 5 submissions waiting at once; a sixth is a 409 `quota_exceeded`.',
         body: submissionInputSchema,
         response: {
           201: submissionSchema,
@@ -30,7 +32,7 @@ export const submissionsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const submission = services.submissions.submit(request.body, writerAccountId(services, request));
+      const submission = services.submissions.submit(request.body, writerAccountId(services, request), quotaClientKey(request.ip));
       return reply.code(201).header('Location', `${api.prefix}/submissions/${submission.id}`).send(submission);
     },
   );

@@ -1,6 +1,14 @@
 import { and, count, desc, eq, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { ConflictError, isAppError, NotFoundError, StaleVersionError, TooManyIdsError, ValidationError } from '../../errors';
+import {
+  ConflictError,
+  NotFoundError,
+  QuotaExceededError,
+  StaleVersionError,
+  TooManyIdsError,
+  ValidationError,
+  isAppError,
+} from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page } from '../../lib/schemas';
@@ -26,7 +34,12 @@ export interface SubmissionsServiceDeps {
   ids: IdGenerator;
   agents: AgentsService;
   audit: AuditService;
+  /** Enforce the pending-submissions quota of contract section 3 (off with the rate limits). */
+  quotas?: boolean;
 }
+
+/** Submissions one client (account, else IP bucket) may have waiting for review at once (contract section 3). */
+export const MAX_PENDING_SUBMISSIONS_PER_CLIENT = 5;
 
 /** The fields a moderator may correct before deciding; the source stays what was submitted. */
 export type SubmissionPatch = Omit<AgentPatch, 'source_url'>;
@@ -204,7 +217,7 @@ function likeEscaped(column: AnyColumn, pattern: string): SQL {
 // Submissions made in the same millisecond keep their insertion order: rowid breaks the tie.
 const NEWEST_FIRST = [desc(submissions.createdAt), desc(sql`${submissions}.rowid`)];
 
-export function createSubmissionsService({ db, clock, ids, agents, audit }: SubmissionsServiceDeps) {
+export function createSubmissionsService({ db, clock, ids, agents, audit, quotas = false }: SubmissionsServiceDeps) {
   const findRow = (id: string): SubmissionRow | undefined => db.select().from(submissions).where(eq(submissions.id, id)).get();
 
   const requireRow = (id: string): SubmissionRow => {
@@ -286,9 +299,26 @@ export function createSubmissionsService({ db, clock, ids, agents, audit }: Subm
      * Files a new agent for review. A source that is already listed, or already
      * waiting for review, is a conflict: the detail names the existing record.
      */
-    /** `accountId` when submitted with an account (it then belongs to it). */
-    submit(input: SubmissionInput, accountId: string | null = null): Submission {
+    /**
+     * `accountId` when submitted with an account (it then belongs to it); `clientKey` (the hashed
+     * IP bucket) otherwise. Either may have at most 5 submissions waiting (409 quota_exceeded).
+     */
+    submit(input: SubmissionInput, accountId: string | null = null, clientKey?: string): Submission {
       return inTransaction(db, () => {
+        if (quotas && (accountId !== null || clientKey !== undefined)) {
+          const who = accountId !== null ? eq(submissions.accountId, accountId) : eq(submissions.clientKey, clientKey!);
+          const waiting =
+            db
+              .select({ n: count() })
+              .from(submissions)
+              .where(and(who, eq(submissions.status, 'pending')))
+              .get()?.n ?? 0;
+          if (waiting >= MAX_PENDING_SUBMISSIONS_PER_CLIENT) {
+            throw new QuotaExceededError(
+              `You have ${waiting} submissions waiting for review; at most ${MAX_PENDING_SUBMISSIONS_PER_CLIENT} may wait at once`,
+            );
+          }
+        }
         ensureNotListed(input.source_url);
         const pending = findPendingBySourceUrl(input.source_url);
         if (pending) {
@@ -300,6 +330,7 @@ export function createSubmissionsService({ db, clock, ids, agents, audit }: Subm
         const row: SubmissionRow = {
           id: ids.next('sub'),
           accountId,
+          clientKey: accountId === null ? (clientKey ?? null) : null,
           status: 'pending',
           name: input.name,
           tagline: input.tagline,

@@ -26,6 +26,8 @@ export const submissions = sqliteTable(
     version: integer('version').notNull().default(1),
     /** The account that submitted it; null for anonymous submissions and closed accounts. */
     accountId: text('account_id'),
+    /** Who sent it without an account (hashed IP bucket, http/rate-limit quotaClientKey): for the pending-submissions quota. */
+    clientKey: text('client_key'),
     createdAt: text('created_at').notNull(),
     updatedAt: text('updated_at').notNull(),
   },
@@ -33,6 +35,7 @@ export const submissions = sqliteTable(
     index('submissions_status_created_idx').on(table.status, table.createdAt),
     index('submissions_source_url_key_idx').on(table.sourceUrlKey),
     index('submissions_account_idx').on(table.accountId),
+    index('submissions_client_status_idx').on(table.clientKey, table.status),
   ],
 );
 

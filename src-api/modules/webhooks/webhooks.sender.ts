@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { safeRequest, SafeRequestError } from '../../lib/safe-http';
+import type { DnsResolver } from '../../lib/dns-resolver';
 import type { WebhookRequest } from './webhooks.payload';
 
 /** How much of a receiver's answer is kept in the attempt log. */
@@ -55,45 +56,51 @@ export interface SendOptions {
 export type WebhookSender = (request: WebhookRequest, options: SendOptions) => Promise<AttemptOutcome>;
 
 /**
- * POSTs through safeRequest: the resolved address is checked (private and
- * loopback refused unless allowed), redirects are not followed, one deadline
- * covers the whole exchange and only the first KiB of the answer is read.
+ * POSTs through safeRequest, resolving names with `resolver` (AGENTDIR_DNS_SERVERS): the
+ * resolved address is checked (private and loopback refused unless allowed), redirects are
+ * not followed, one deadline covers the whole exchange and only the first KiB of the answer is read.
  */
-export const sendWebhook: WebhookSender = async (request, options) => {
-  const started = performance.now();
-  try {
-    const response = await safeRequest({
-      url: request.url,
-      method: 'POST',
-      headers: request.headers,
-      body: request.body,
-      timeoutMs: options.timeoutMs,
-      maxResponseBytes: RESPONSE_EXCERPT_BYTES,
-      allowPrivate: options.allowPrivateUrls,
-    });
-    const ok = response.status >= 200 && response.status < 300;
-    return {
-      ok,
-      statusCode: response.status,
-      latencyMs: response.latencyMs,
-      responseExcerpt: response.body,
-      error: ok ? null : describeFailedStatus(response.status, response.headers.location),
-    };
-  } catch (error) {
-    const message =
-      error instanceof SafeRequestError
-        ? `${error.reason}: ${error.message}`
-        : `request failed: ${error instanceof Error ? error.message : String(error)}`;
-    return {
-      ok: false,
-      statusCode: null,
-      latencyMs: Math.round(performance.now() - started),
-      responseExcerpt: null,
-      error: message,
-      countsTowardDisabling: !isResolutionFailure(error),
-    };
-  }
-};
+export const createWebhookSender =
+  (resolver?: DnsResolver): WebhookSender =>
+  async (request, options) => {
+    const started = performance.now();
+    try {
+      const response = await safeRequest({
+        resolver,
+        url: request.url,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: RESPONSE_EXCERPT_BYTES,
+        allowPrivate: options.allowPrivateUrls,
+      });
+      const ok = response.status >= 200 && response.status < 300;
+      return {
+        ok,
+        statusCode: response.status,
+        latencyMs: response.latencyMs,
+        responseExcerpt: response.body,
+        error: ok ? null : describeFailedStatus(response.status, response.headers.location),
+      };
+    } catch (error) {
+      const message =
+        error instanceof SafeRequestError
+          ? `${error.reason}: ${error.message}`
+          : `request failed: ${error instanceof Error ? error.message : String(error)}`;
+      return {
+        ok: false,
+        statusCode: null,
+        latencyMs: Math.round(performance.now() - started),
+        responseExcerpt: null,
+        error: message,
+        countsTowardDisabling: !isResolutionFailure(error),
+      };
+    }
+  };
+
+/** A sender resolving with the system's DNS servers (services.ts passes the configured resolver). */
+export const sendWebhook: WebhookSender = createWebhookSender();
 
 function describeFailedStatus(status: number, location: string | undefined): string {
   if (status >= 300 && status < 400) {
