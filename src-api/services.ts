@@ -11,6 +11,7 @@ import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
+import { createReportsService } from './modules/reports/reports.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeyUsage } from './modules/keys/key-usage';
 import { createKeysService } from './modules/keys/keys.service';
@@ -80,6 +81,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
     quotas: config.rateLimit.enabled,
   });
+  const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
@@ -112,6 +114,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     reviews,
     submissions,
     claims,
+    reports,
     newsletter,
     marketing,
     stats,

@@ -7,6 +7,7 @@ import { meRoutes } from '../modules/accounts/me.routes';
 import { meWebhooksRoutes } from '../modules/accounts/me-webhooks.routes';
 import { agentsRoutes } from '../modules/agents/agents.routes';
 import { claimsRoutes } from '../modules/claims/claims.routes';
+import { reportsRoutes } from '../modules/reports/reports.routes';
 import { healthRoutes } from '../modules/stats/health.routes';
 import { marketingRoutes } from '../modules/marketing/marketing.routes';
 import { newsletterRoutes } from '../modules/newsletter/newsletter.routes';
@@ -34,6 +35,7 @@ export const apiRoutes: ApiRoutes = async (api, options) => {
     reviewsRoutes,
     submissionsRoutes,
     claimsRoutes,
+    reportsRoutes,
     newsletterRoutes,
     marketingRoutes,
     accountsRoutes,

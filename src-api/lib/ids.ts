@@ -10,7 +10,27 @@ export function randomToken(length: number, random: (bytes: number) => Buffer = 
   return out;
 }
 
-export type IdPrefix = 'rev' | 'sub' | 'clm' | 'evt' | 'key' | 'whk' | 'dlv' | 'att' | 'post' | 'abt' | 'var' | 'nls' | 'aud' | 'mail' | 'acc' | 'ses' | 'tok';
+export type IdPrefix =
+  | 'rev'
+  | 'sub'
+  | 'clm'
+  | 'evt'
+  | 'key'
+  | 'whk'
+  | 'dlv'
+  | 'att'
+  | 'post'
+  | 'abt'
+  | 'var'
+  | 'nls'
+  | 'aud'
+  | 'mail'
+  | 'acc'
+  | 'ses'
+  | 'tok'
+  | 'rpt'
+  | 'edr'
+  | 'rpl';
 
 export interface IdGenerator {
   /** A prefixed random id, e.g. "rev_k3j9x0q2m1za". */

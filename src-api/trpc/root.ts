@@ -8,6 +8,7 @@ import { keysRouter } from '../modules/keys/keys.router';
 import { newsletterRouter } from '../modules/newsletter/newsletter.router';
 import { submissionsRouter } from '../modules/submissions/submissions.router';
 import { claimsRouter } from '../modules/claims/claims.router';
+import { reportsRouter } from '../modules/reports/reports.router';
 import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
 import { backupRouter } from '../modules/backup/backup.router';
@@ -21,6 +22,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   submissions: submissionsRouter,
   claims: claimsRouter,
+  reports: reportsRouter,
   agents: agentsRouter,
   reviews: reviewsRouter,
   marketing: marketingRouter,

@@ -61,6 +61,8 @@ describe('GET /agents/{id}', () => {
         'type',
         'updated_at',
         'verified',
+        'status',
+        'status_message',
       ].sort(),
     );
     expect(profile.rating).toEqual({ average: null, count: 0 });

@@ -13,6 +13,8 @@ const PROFILE_FIELDS = [
   'name',
   'rating',
   'source_url',
+  'status',
+  'status_message',
   'tagline',
   'trust_score',
   'type',
@@ -32,7 +34,7 @@ describe('cli export', { timeout: CLI_TEST_TIMEOUT }, () => {
         record(1, { id: 'alpha' }),
         record(2, { id: 'beta', verified: true, created_at: '2021-03-04T05:06:07.089Z', updated_at: '2022-01-02T03:04:05.000Z' }),
         record(3, { description: 'Unicode: “quotes”, émoji 🚀, a line\nbreak', capabilities: [], categories: [], type: 'other' }),
-        record(4, { author: '', source_url: 'https://example.org/a/b?x=1' }),
+        record(4, { author: '', source_url: 'https://example.org/a/b?x=1', status: 'deprecated', status_message: 'Use alpha' }),
       ]),
     );
     expect((await runCli(['import', source, '--data-dir', first])).code).toBe(0);

@@ -50,6 +50,9 @@ export type MarketingPostPage = ResponseOf<'/api/v1/marketing/posts', 'get'>;
 export type AbTestPage = ResponseOf<'/api/v1/marketing/ab-tests', 'get'>;
 
 export type ListAgentsQuery = QueryOf<'/api/v1/agents', 'get'>;
+export type ChangesQuery = QueryOf<'/api/v1/agents/changes', 'get'>;
+export type AgentChanges = ResponseOf<'/api/v1/agents/changes', 'get'>;
+export type AgentChange = Schemas['AgentChange'];
 export type PageQuery = QueryOf<'/api/v1/agents/{id}/reviews', 'get'>;
 export type MarketingPostsQuery = QueryOf<'/api/v1/marketing/posts', 'get'>;
 export type AbTestsQuery = QueryOf<'/api/v1/marketing/ab-tests', 'get'>;
@@ -263,6 +266,13 @@ export function createAgentDirectoryClient(options: AgentDirectoryClientOptions)
         (body) => body.agents,
       );
     },
+
+    /**
+     * `GET /agents/changes`: agents changed after the cursor `since` (from the start without it), oldest
+     * first: `created`/`updated` with the profile, `removed` without; poll again with `next_cursor`.
+     * `syncMirror` (`@agent-directory/client/sync`) keeps a local file exact with it.
+     */
+    changes: (query: ChangesQuery = {}) => unwrap(raw.GET('/api/v1/agents/changes', { params: { query } })),
 
     /** `GET /agents/bulk`, 50 ids per call: found agents and missing ids, in request order. */
     async bulk(ids: readonly string[]): Promise<BulkResult> {

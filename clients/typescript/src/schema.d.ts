@@ -217,6 +217,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/agents/{id}/reports': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report an agent
+     * @description Reports a listed agent to the moderators (spam, malware, impersonation, broken, other). 202: the report waits in the console’s Reports queue. One open report per agent per client: another is 409 `duplicate_report`. Unknown or unlisted agent: 404.
+     */
+    post: operations['reportAgent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/agents/{id}/reviews': {
     parameters: {
       query?: never;
@@ -1109,6 +1129,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1179,6 +1206,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1700,6 +1734,28 @@ export interface components {
       /** @description The DNS name whose TXT record must hold `value` (dns-txt) */
       name?: string;
     };
+    /** @description An abuse report received; moderators review it in the console. */
+    ReportReceipt: {
+      id: string;
+      agent_id: string;
+      /** @enum {string} */
+      reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+      /** @constant */
+      status: 'open';
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+    };
+    /** @description An abuse report received; moderators review it in the console. */
+    ReportReceiptInput: {
+      id: string;
+      agent_id: string;
+      /** @enum {string} */
+      reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+      /** @constant */
+      status: 'open';
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+    };
     Review: {
       id: string;
       agent_id: string;
@@ -1749,6 +1805,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -1787,6 +1850,13 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /**
+       * @description `deprecated` agents stay listed and findable but rank below active ones
+       * @enum {string}
+       */
+      status: 'active' | 'deprecated';
+      /** @description Why it is deprecated, or what to use instead */
+      status_message: string | null;
       rating: {
         average: number | null;
         count: number;
@@ -2741,6 +2811,95 @@ export interface operations {
       };
       /** @description Not found (`not_found`) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  reportAgent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description What is wrong with the agent
+           * @enum {string}
+           */
+          reason: 'spam' | 'malware' | 'impersonation' | 'broken' | 'other';
+          /** @description What you saw, for the moderators */
+          details?: string;
+          /**
+           * Format: email
+           * @description Where moderators may ask you more; never shown publicly
+           */
+          contact_email?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReportReceipt'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Conflict with the current state (`conflict`, …) */
+      409: {
         headers: {
           [name: string]: unknown;
         };

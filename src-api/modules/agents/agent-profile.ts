@@ -15,6 +15,8 @@ export function toAgentProfile(row: AgentRow): AgentProfile {
     trust_score: row.trustScore,
     source_url: row.sourceUrl,
     verified: row.verified,
+    status: row.status,
+    status_message: row.statusMessage ?? null,
     rating: {
       average: row.ratingCount > 0 ? Math.round((row.ratingSum / row.ratingCount) * 100) / 100 : null,
       count: row.ratingCount,

@@ -29,6 +29,7 @@ const INDEX_KEYS = [
   'type',
   'trustScore',
   'listed',
+  'status',
   'changeSeq',
 ] as const satisfies readonly Key[];
 export type IndexRow = Pick<AgentRow, (typeof INDEX_KEYS)[number]>;

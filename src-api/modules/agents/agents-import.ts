@@ -8,7 +8,7 @@ import type { AgentsServiceDeps } from './agents.service';
 
 /** What an import writes with: the agents service's own dependencies, without its read cache. */
 type ImportDeps = Omit<AgentsServiceDeps, 'profileCacheEntries'>;
-import { agentInputSchema, ratingSummarySchema, type AgentInput } from './agents.schemas';
+import { agentInputSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
 
@@ -22,7 +22,7 @@ import { computeTrustScore } from './trust-score';
  *   `trust_score` and `rating` are computed from other data and are ignored;
  *   `verified` is applied (both ways) when given; `created_at`/`updated_at` are
  *   kept for new agents (a restore) and ignored on updates (an update happens now);
- *   `listed` (written by `export --include-unlisted`) is applied when given.
+ *   `listed` (written by `export --include-unlisted`), `status` and `status_message` are applied when given.
  *
  * A new agent needs `name`, `tagline` and `source_url` (the rest defaults as in the
  * API). An update changes only the fields the record has; a record that changes
@@ -118,6 +118,8 @@ const importRecordSchema = z.strictObject({
   source_url: fields.source_url.optional(),
   verified: z.boolean().optional(),
   listed: z.boolean().optional(),
+  status: agentStatusSchema.optional(),
+  status_message: statusMessageSchema.nullable().optional(),
   created_at: isoUtcSchema.optional(),
   updated_at: isoUtcSchema.optional(),
   /** Computed: accepted so that exports import back, then ignored. */
@@ -289,8 +291,8 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         sourceUrlKey: sourceUrlKey(sourceUrl),
         verified: data.verified ?? false,
         listed: data.listed ?? true,
-        status: 'active',
-        statusMessage: null,
+        status: data.status ?? 'active',
+        statusMessage: data.status === 'deprecated' ? data.status_message || null : null,
         ownerAccountId: null,
         trustScore: 0,
         ratingCount: 0,
@@ -319,6 +321,17 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
       if (data[flag] === undefined || data[flag] === current[flag]) continue;
       changes[flag] = data[flag];
       changedFields.push(flag);
+    }
+    // Lifecycle: an active agent carries no status message.
+    const status = data.status ?? current.status;
+    const statusMessage = status === 'active' ? null : data.status_message === undefined ? current.statusMessage : data.status_message || null;
+    if (status !== current.status) {
+      changes.status = status;
+      changedFields.push('status');
+    }
+    if (statusMessage !== (current.statusMessage ?? null)) {
+      changes.statusMessage = statusMessage;
+      changedFields.push('status_message');
     }
     const merged: AgentRow = { ...current, ...changes };
     finalSources.push({ record, id: merged.id, url: merged.sourceUrl, key: merged.sourceUrlKey, listed: merged.listed });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { idParamSchema } from '../../lib/schemas';
 import { adminProcedure, router } from '../../trpc/init';
 import { searchBodySchema } from '../search/search.schemas';
-import { agentInputSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
+import { agentInputSchema, agentStatusSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
 import { toAdminAgent } from './agent-profile';
 
 const fields = agentInputSchema.shape;
@@ -58,6 +58,25 @@ export const agentsRouter = router({
         ctx.services.agents.setVerified(input.id, input.verified, {
           actor: ctx.actor,
           via: 'moderator',
+          expectedVersion: input.expectedVersion,
+        }),
+      ),
+    ),
+
+  /** Deprecates an agent with a message (it stays findable, ranked below active ones) or makes it active again. */
+  setStatus: adminProcedure
+    .input(
+      z.strictObject({
+        id: idParamSchema,
+        status: agentStatusSchema,
+        message: z.string().trim().max(500).nullish(),
+        expectedVersion,
+      }),
+    )
+    .mutation(({ ctx, input }) =>
+      toAdminAgent(
+        ctx.services.agents.setStatus(input.id, input.status, input.message ?? null, {
+          actor: ctx.actor,
           expectedVersion: input.expectedVersion,
         }),
       ),

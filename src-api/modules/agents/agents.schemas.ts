@@ -20,6 +20,11 @@ export const AGENT_TYPES = [
 export type AgentType = (typeof AGENT_TYPES)[number];
 export const agentTypeSchema = z.enum(AGENT_TYPES);
 
+export const AGENT_STATUSES = ['active', 'deprecated'] as const;
+export const agentStatusSchema = z.enum(AGENT_STATUSES);
+/** Why an agent is deprecated, or what to use instead (shown on its profile). */
+export const statusMessageSchema = z.string().trim().max(500);
+
 const tagSchema = z.string().trim().min(1).max(60);
 export const tagListSchema = z.array(tagSchema).max(50);
 
@@ -41,6 +46,8 @@ export const agentProfileSchema = z
     trust_score: z.number().describe('0–100, computed from verification, reviews, completeness and age'),
     source_url: z.string(),
     verified: z.boolean(),
+    status: z.enum(AGENT_STATUSES).describe('`deprecated` agents stay listed and findable but rank below active ones'),
+    status_message: z.string().nullable().describe('Why it is deprecated, or what to use instead'),
     rating: ratingSummarySchema,
     created_at: isoDateTimeSchema,
     updated_at: isoDateTimeSchema,

@@ -23,7 +23,7 @@ import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
-import { agents, type AgentRow, type NewAgentRow } from './agents.table';
+import { agents, type AgentRow, type AgentStatus, type NewAgentRow } from './agents.table';
 import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
@@ -376,6 +376,30 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
             entityId: id,
             before: { verified: current.verified },
             after: { verified },
+          });
+        }
+        return next;
+      });
+    },
+
+    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. */
+    setStatus(id: string, status: AgentStatus, message: string | null, options: WriteOptions = {}): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        const statusMessage = status === 'active' ? null : message?.trim() || null;
+        if (current.status === status && current.statusMessage === statusMessage) return current;
+        const next = writeChanges(current, { status, statusMessage }, options);
+        if (options.emitEvents !== false) {
+          events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['status', 'status_message'] });
+        }
+        if (options.actor) {
+          audit.record({
+            actor: options.actor,
+            action: status === 'deprecated' ? 'agent.deprecate' : 'agent.activate',
+            entityType: 'agent',
+            entityId: id,
+            before: { status: current.status, status_message: current.statusMessage },
+            after: { status, status_message: statusMessage },
           });
         }
         return next;

@@ -34,7 +34,12 @@ export interface IndexableAgent {
   type: string;
   trustScore: number;
   listed: boolean;
+  /** `deprecated` agents stay findable but are demoted (DEPRECATED_FACTOR). */
+  status?: string;
 }
+
+/** Search scores of deprecated agents are multiplied by this: they rank below active agents that match as well. */
+export const DEPRECATED_FACTOR = 0.5;
 
 // Fields of the text index, in this order: name, tagline, description, capabilities, author.
 export const NAME_FIELD = 0;
@@ -83,6 +88,8 @@ export class IndexStore {
   alive = new Uint8Array(0);
   trust = new Float64Array(0);
   typeCodes = new Uint8Array(0);
+  /** 1 for a deprecated agent (demoted in text search). */
+  deprecated = new Uint8Array(0);
   fieldLengths = new Uint16Array(0);
   nameKeys = new Float64Array(0);
   /**
@@ -188,6 +195,7 @@ export class IndexStore {
     this.alive = grow(this.alive, (n) => new Uint8Array(n));
     this.trust = grow(this.trust, (n) => new Float64Array(n));
     this.typeCodes = grow(this.typeCodes, (n) => new Uint8Array(n));
+    this.deprecated = grow(this.deprecated, (n) => new Uint8Array(n));
     this.fieldLengths = grow(this.fieldLengths, (n) => new Uint16Array(n), FIELD_COUNT);
     this.nameKeys = grow(this.nameKeys, (n) => new Float64Array(n));
     this.contentHashes = grow(this.contentHashes, (n) => new Float64Array(n));

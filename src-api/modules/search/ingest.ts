@@ -50,6 +50,7 @@ export class Ingester {
     if (slot !== undefined && store.contentHashes[slot] === contentHash) {
       store.trust[slot] = agent.trustScore;
       store.typeCodes[slot] = typeCodeOf(agent.type);
+      store.deprecated[slot] = agent.status === 'deprecated' ? 1 : 0;
       return;
     }
     if (slot !== undefined) this.removeSlot(slot);
@@ -118,6 +119,7 @@ export class Ingester {
     store.alive[slot] = 1;
     store.trust[slot] = agent.trustScore;
     store.typeCodes[slot] = typeCodeOf(agent.type);
+    store.deprecated[slot] = agent.status === 'deprecated' ? 1 : 0;
     store.nameKeys[slot] = staged.nameKey;
     store.contentHashes[slot] = contentHash;
     for (let field = 0; field < FIELD_COUNT; field++) {

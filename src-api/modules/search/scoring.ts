@@ -1,4 +1,4 @@
-import { IMPACT_SCALE, TAG_CAPABILITY, tagKey, typeCodeOf, type IndexStore } from './index-store';
+import { DEPRECATED_FACTOR, IMPACT_SCALE, TAG_CAPABILITY, tagKey, typeCodeOf, type IndexStore } from './index-store';
 import type { Expansions, QueryExpander } from './expansion';
 import type { ParsedQuery } from './text';
 import { TopK } from './top-k';
@@ -123,7 +123,8 @@ export function textSearch(
     if (!requireAll || mask === fullMask) {
       const relevance = Math.min(0.9999, accumulated[slot]! / termCount);
       const exactName = store.nameKeys[slot] === parsed.nameKey ? 1 : 0;
-      top.offer(slot, bitCount(mask) + exactName + relevance);
+      const score = bitCount(mask) + exactName + relevance;
+      top.offer(slot, store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
     }
   }
   resetAccumulated(store, touchedCount);

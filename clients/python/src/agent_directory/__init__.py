@@ -44,6 +44,7 @@ from .models import (
     parse_time,
 )
 from .pagination import Page, PageIterator
+from .sync import MIRROR_FORMAT, SyncResult, read_mirror, sync_mirror
 from .webhooks import SIGNATURE_HEADER, sign_webhook, verify_webhook
 
 __all__ = [
@@ -85,6 +86,10 @@ __all__ = [
     "Page",
     "PageIterator",
     "parse_time",
+    "MIRROR_FORMAT",
+    "SyncResult",
+    "read_mirror",
+    "sync_mirror",
     "SIGNATURE_HEADER",
     "sign_webhook",
     "verify_webhook",

@@ -340,6 +340,16 @@ class AgentDirectory:
             "/agents", "agents", Agent.from_dict, {"type": type, "sort": sort, "order": order}, page_size
         )
 
+    def changes(self, since: Optional[str] = None, limit: int = 100) -> Dict[str, Any]:
+        """``GET /agents/changes``: agents changed after the cursor ``since`` (from the start without it).
+
+        Returns the JSON as a dict: ``{"changes": [{"agent_id", "change", "agent"?, "cursor"}], "next_cursor"}``,
+        oldest first; ``created``/``updated`` carry the profile, ``removed`` does not. Poll again with
+        ``next_cursor``; :func:`~agent_directory.sync_mirror` keeps a local file exact with it.
+        """
+        data = self._object(self._get("/agents/changes", {"since": since, "limit": limit}), "changes")
+        return dict(data)
+
     def bulk(self, ids: Iterable[str]) -> BulkResult:
         """Fetches many agents by id (``GET /agents/bulk``), 50 ids per call.
 
