@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerAccountsCommand } from './cli/accounts-command';
 import { registerBackupCommand } from './cli/backup-command';
 import { CliError } from './cli/context';
 import { registerExportCommand } from './cli/export-command';
@@ -20,6 +21,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerExportCommand,
   registerKeysCommand,
   registerWebhooksCommand,
+  registerAccountsCommand,
   registerBackupCommand,
 ];
 
@@ -29,7 +31,7 @@ const EXIT_USAGE = 2;
 
 function buildProgram(): Command {
   const program = new Command('cli')
-    .description('Agent Directory maintenance commands (import, export, API keys, webhooks, backup, restore) over a data dir')
+    .description('Agent Directory maintenance commands (import, export, API keys, webhooks, accounts, backup, restore) over a data dir')
     .usage('<command> [options]')
     // Throw instead of exiting, so that main() decides the exit code. Set before
     // the commands are added: subcommands inherit these settings.

@@ -1,10 +1,13 @@
 import type { BrowserWindow } from 'electron';
 import { createIPCHandler } from 'trpc-electron/main';
 import type { Services } from '../src-api/services';
-import { createTrpcContext } from '../src-api/trpc/init';
+import { createTrpcContext, type ConsolePrincipal } from '../src-api/trpc/init';
 import { appRouter } from '../src-api/trpc/root';
 
 export const DESKTOP_ACTOR = 'desktop-moderator';
+
+/** The person at the desktop app owns its local directory: every role. */
+const DESKTOP_PRINCIPAL: ConsolePrincipal = { actor: DESKTOP_ACTOR, via: 'desktop', roles: ['moderator', 'admin'], account: null };
 
 /**
  * The console's tRPC router over IPC: the same router as /trpc in serve
@@ -26,7 +29,7 @@ export function serveTrpcOverIpc({
     createContext: async ({ event }) =>
       createTrpcContext({
         services,
-        actor: isAppUrl(event.senderFrame?.url ?? '') ? DESKTOP_ACTOR : null,
+        principal: isAppUrl(event.senderFrame?.url ?? '') ? DESKTOP_PRINCIPAL : null,
         logError: (error, path) => console.error(`tRPC ${path} failed:`, error),
       }),
   });

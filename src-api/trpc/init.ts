@@ -1,23 +1,54 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { z, ZodError } from 'zod';
-import { AppError, UnauthorizedError, type FieldError } from '../errors';
+import { AppError, ForbiddenError, UnauthorizedError, type FieldError } from '../errors';
+import type { Account } from '../modules/accounts/accounts.schemas';
+import type { AccountRole } from '../modules/accounts/accounts.table';
 import type { Services } from '../services';
 
+/** How the caller of the console's API proved who it is. */
+export type ConsoleAuthVia = 'account' | 'admin-token' | 'desktop';
+
 /**
- * What every procedure gets. `actor` names who is calling, for the audit log:
- * "admin" over HTTP with the admin token, "desktop-moderator" over Electron IPC,
- * null when the caller could not be authenticated.
+ * Who calls the console's API, as the transport established it: an account
+ * with a role (its session cookie), the admin token (automation, audited as
+ * "admin-token"), or the desktop app's own window over IPC.
+ */
+export interface ConsolePrincipal {
+  /** The audit log's "who": "<email> (<account id>)", "admin-token" or "desktop-moderator". */
+  actor: string;
+  via: ConsoleAuthVia;
+  roles: readonly AccountRole[];
+  account: Account | null;
+}
+
+export const ADMIN_TOKEN_ACTOR = 'admin-token';
+
+/** The admin token stands for automation with every right. */
+export const ADMIN_TOKEN_PRINCIPAL: ConsolePrincipal = { actor: ADMIN_TOKEN_ACTOR, via: 'admin-token', roles: ['admin'], account: null };
+
+/**
+ * What every procedure gets. `actor` names who is calling, for the audit log;
+ * null (with no principal) when the caller could not be authenticated.
  */
 export interface TrpcContext {
   services: Services;
   actor: string | null;
+  principal: ConsolePrincipal | null;
   /** Where unexpected (5xx) errors are reported; each transport passes its own logger. */
   logError: (error: unknown, path: string) => void;
 }
 
-export function createTrpcContext(context: TrpcContext): TrpcContext {
-  return context;
+export function createTrpcContext({
+  services,
+  principal,
+  logError,
+}: {
+  services: Services;
+  principal: ConsolePrincipal | null;
+  logError: TrpcContext['logError'];
+}): TrpcContext {
+  return { services, actor: principal?.actor ?? null, principal, logError };
 }
 
 /** The `data` of every tRPC error, on both transports. */
@@ -145,8 +176,17 @@ const reportServerErrors = t.middleware(async ({ ctx, path, next }) => {
   return result;
 });
 
-/** Every console procedure: the transport has authenticated the caller, and the actor is known. */
+/**
+ * Every console procedure: the transport has authenticated the caller (a
+ * moderator, an admin, the admin token or the desktop window), and the actor is known.
+ */
 export const adminProcedure = t.procedure.use(reportServerErrors).use(({ ctx, next }) => {
-  if (!ctx.actor) throw new UnauthorizedError();
-  return next({ ctx: { ...ctx, actor: ctx.actor } });
+  if (!ctx.actor || !ctx.principal) throw new UnauthorizedError();
+  return next({ ctx: { ...ctx, actor: ctx.actor, principal: ctx.principal } });
+});
+
+/** What only the `admin` role may do: roles and accounts, every account's keys and endpoints, the newsletter export. */
+export const adminRoleProcedure = adminProcedure.use(({ ctx, next }) => {
+  if (!ctx.principal.roles.includes('admin')) throw new ForbiddenError('Only an admin may do this', 'admin_role_required');
+  return next();
 });

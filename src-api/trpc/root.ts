@@ -12,6 +12,8 @@ import { reportsRouter } from '../modules/reports/reports.router';
 import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
 import { backupRouter } from '../modules/backup/backup.router';
+import { accountsRouter } from '../modules/accounts/accounts.router';
+import { sessionRouter } from './routers/session.router';
 
 /**
  * The console's API, one router per domain; both transports (HTTP /trpc in
@@ -19,6 +21,8 @@ import { backupRouter } from '../modules/backup/backup.router';
  */
 export const appRouter = router({
   system: systemRouter,
+  session: sessionRouter,
+  accounts: accountsRouter,
   webhooks: webhooksRouter,
   submissions: submissionsRouter,
   claims: claimsRouter,

@@ -148,8 +148,8 @@ describe('reviews moderation', () => {
     expect(shown.data.hidden).toBe(false);
     expect((await json(await server.api(`/agents/${agent.id}`))).rating).toEqual({ average: 3, count: 2 });
     expect((await auditOf(spam.id)).map((entry) => [entry.action, entry.actor])).toEqual([
-      ['review.unhide', 'admin'],
-      ['review.hide', 'admin'],
+      ['review.unhide', 'admin-token'],
+      ['review.hide', 'admin-token'],
     ]);
   });
 

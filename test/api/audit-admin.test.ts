@@ -60,7 +60,7 @@ describe('audit.list', () => {
     expect(total).toBe(4);
     expect(entries.map((entry) => entry.action)).toEqual(['key.create', 'key.revoke', 'key.create', 'agent.update']);
     const update = entries[3]!;
-    expect(update).toMatchObject({ actor: 'admin', entityType: 'agent', entityId: agentId, createdAt: expect.stringMatching(/Z$/) });
+    expect(update).toMatchObject({ actor: 'admin-token', entityType: 'agent', entityId: agentId, createdAt: expect.stringMatching(/Z$/) });
     expect(update.before).toMatchObject({ tagline: 'Audited Agent does things' });
     expect(update.after).toMatchObject({ tagline: 'Edited' });
   });
@@ -69,8 +69,8 @@ describe('audit.list', () => {
     expect((await list({ actor: 'cli' })).entries.map((entry) => entry.action)).toEqual(['key.create']);
     expect((await list({ action: 'key.revoke' })).entries.map((entry) => entry.entityId)).toEqual([keyId]);
     expect((await list({ entityType: 'agent' })).total).toBe(1);
-    expect((await list({ entityType: 'api_key', actor: 'admin' })).total).toBe(2);
-    expect((await list({ entityType: 'api_key', actor: 'admin', action: 'agent.update' })).total).toBe(0);
+    expect((await list({ entityType: 'api_key', actor: 'admin-token' })).total).toBe(2);
+    expect((await list({ entityType: 'api_key', actor: 'admin-token', action: 'agent.update' })).total).toBe(0);
     expect((await list({ entityId: keyId })).total).toBe(2);
   });
 
@@ -113,7 +113,7 @@ describe('audit.get and audit.facets', () => {
 
   it('lists the actors, actions and entity types that occur, sorted', async () => {
     expect((await query('audit.facets')).body.result.data).toEqual({
-      actors: ['admin', 'cli'],
+      actors: ['admin-token', 'cli'],
       actions: ['agent.update', 'key.create', 'key.revoke'],
       entityTypes: ['agent', 'api_key'],
     });

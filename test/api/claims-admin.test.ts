@@ -133,7 +133,7 @@ describe('claims.verifyNow', () => {
     expect(verified.status).toBe(200);
     expect(verified.data).toMatchObject({ status: 'verified', verified_by: 'automatic', last_check: { ok: true, http_status: 200 } });
     expect((await json(await server.api(`/agents/${agentId}`))).verified).toBe(true);
-    expect((await auditActions(claim.id)).sort()).toEqual(['admin claim.check', 'admin claim.verify']);
+    expect((await auditActions(claim.id)).sort()).toEqual(['admin-token claim.check', 'admin-token claim.verify']);
 
     const again = await mutate('claims.verifyNow', { id: claim.id });
     expect(again.status).toBe(409);
@@ -149,7 +149,7 @@ describe('claims.verifyManually and reject', () => {
     expect((await json(await server.api(`/agents/${agentId}`))).verified).toBe(true);
     const [entry] = (await query('audit.list', { entityType: 'claim', entityId: claim.id })).data.entries;
     expect(entry).toMatchObject({
-      actor: 'admin',
+      actor: 'admin-token',
       action: 'claim.verify',
       after: expect.objectContaining({ note: 'Confirmed on a call' }),
     });
@@ -164,6 +164,6 @@ describe('claims.verifyManually and reject', () => {
     const rejected = await mutate('claims.reject', { id: claim.id, reason: 'The e-mail does not match', expectedVersion: 1 });
     expect(rejected.data).toMatchObject({ status: 'rejected', reason: 'The e-mail does not match' });
     expect(await json(await server.api(`/claims/${claim.id}`))).toMatchObject({ status: 'rejected', reason: 'The e-mail does not match' });
-    expect(await auditActions(claim.id)).toEqual(['admin claim.reject']);
+    expect(await auditActions(claim.id)).toEqual(['admin-token claim.reject']);
   });
 });

@@ -127,9 +127,9 @@ describe('keys.revoke', () => {
     await mutation('keys.revoke', { id: created.id });
     const entries = (await query('audit.list', { entityType: 'api_key', entityId: created.id })).body.result.data.entries;
     const [revoke, create] = entries;
-    expect(create).toMatchObject({ actor: 'admin', action: 'key.create', entityType: 'api_key', before: null });
+    expect(create).toMatchObject({ actor: 'admin-token', action: 'key.create', entityType: 'api_key', before: null });
     expect(create.after).toMatchObject({ id: created.id, name: 'audited', revoked_at: null });
-    expect(revoke).toMatchObject({ actor: 'admin', action: 'key.revoke' });
+    expect(revoke).toMatchObject({ actor: 'admin-token', action: 'key.revoke' });
     expect(revoke.before).toMatchObject({ revoked_at: null });
     expect(revoke.after.revoked_at).toMatch(/Z$/);
     // The audit log never holds the key itself.

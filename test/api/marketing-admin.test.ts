@@ -128,7 +128,7 @@ describe('A/B tests and metrics', () => {
     expect(completed.data).toMatchObject({ status: 'completed', winner: 'B' });
     expect((await mutation('marketing.completeAbTest', { id: test.id })).error.data.code).toBe('conflict');
     const audit = (await query('audit.list', { entityId: test.id })).data.entries;
-    expect(audit[0]).toMatchObject({ action: 'ab_test.complete', actor: 'admin' });
+    expect(audit[0]).toMatchObject({ action: 'ab_test.complete', actor: 'admin-token' });
   });
 
   it('reports metrics like the public API', async () => {

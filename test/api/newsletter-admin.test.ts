@@ -100,7 +100,7 @@ describe('newsletter.exportCsv', () => {
   it('is audited: who exported, and how many rows', async () => {
     await mutation('newsletter.exportCsv');
     const entry = server.services.audit.list({ page: 1, limit: 1, action: 'newsletter.export' }).items[0];
-    expect(entry).toMatchObject({ actor: 'admin', entityType: 'newsletter', entityId: 'subscribers', after: { rows: 4, subscribed: 4 } });
+    expect(entry).toMatchObject({ actor: 'admin-token', entityType: 'newsletter', entityId: 'subscribers', after: { rows: 4, subscribed: 4 } });
   });
 
   it('is a mutation: a GET is refused', async () => {

@@ -121,13 +121,13 @@ describe('submissions.approve and reject', () => {
 
     const approved = await mutate('submissions.approve', { id: created.id, expectedVersion: 1 });
     expect(approved.status).toBe(200);
-    expect(approved.data).toMatchObject({ status: 'approved', decided_by: 'admin', version: 2, agent_id: expect.any(String) });
+    expect(approved.data).toMatchObject({ status: 'approved', decided_by: 'admin-token', version: 2, agent_id: expect.any(String) });
 
     const search = await json(await server.api(`/agents/search?q=${encodeURIComponent(name)}`));
     expect(search.agents[0]).toMatchObject({ id: approved.data.agent_id, name });
 
     const audit = (await query('audit.list', { entityType: 'submission', entityId: created.id })).data;
-    expect(audit.entries).toMatchObject([{ actor: 'admin', action: 'submission.approve' }]);
+    expect(audit.entries).toMatchObject([{ actor: 'admin-token', action: 'submission.approve' }]);
   });
 
   it('refuses a stale version (409 stale_version) and a decided submission (409 conflict), writing nothing', async () => {
@@ -176,7 +176,7 @@ describe('submissions.update', () => {
     const audit = (await query('audit.list', { entityType: 'submission', entityId: created.id })).data;
     expect(audit.entries[0]).toMatchObject({
       action: 'submission.update',
-      actor: 'admin',
+      actor: 'admin-token',
       after: expect.objectContaining({ name: 'Typo Agent' }),
     });
 

@@ -58,7 +58,7 @@ describe('/trpc authentication', () => {
   it('answers system.whoami with the right token, as admin', async () => {
     const response = await trpc('system.whoami', asAdmin());
     expect(response.status).toBe(200);
-    expect(await json(response)).toEqual({ result: { data: { actor: 'admin' } } });
+    expect(await json(response)).toEqual({ result: { data: { actor: 'admin-token' } } });
   });
 
   it('sends no CORS headers, not even to a preflight', async () => {
@@ -120,7 +120,7 @@ describe('/trpc errors', () => {
     expect((await json(stale)).error.data.code).toBe('stale_version');
 
     const audit = (await json(await trpc(`audit.list${query({ entityId: agent.id })}`, asAdmin()))).result.data;
-    expect(audit.entries).toMatchObject([{ actor: 'admin', action: 'agent.update' }]);
+    expect(audit.entries).toMatchObject([{ actor: 'admin-token', action: 'agent.update' }]);
   });
 
   it('searches like the public API', async () => {

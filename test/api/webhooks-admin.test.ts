@@ -93,7 +93,7 @@ function deliveryIn(endpointId: string, eventId: string, status: string): Promis
 
 async function auditActions(entityId: string): Promise<string[]> {
   const { entries } = data(await query('audit.list', { entityId, limit: 100 }));
-  return entries.filter((entry: Json) => entry.actor === 'admin').map((entry: Json) => entry.action);
+  return entries.filter((entry: Json) => entry.actor === 'admin-token').map((entry: Json) => entry.action);
 }
 
 describe('webhooks.list', () => {

@@ -24,10 +24,10 @@ export interface CliResult {
  * root. `node --import tsx` starts about twice as fast as `npx tsx` (no extra process).
  * AGENTDIR_* variables of the test environment are not passed on.
  */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AGENTDIR_')));
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['--import', 'tsx', 'src-api/cli.ts', ...args],
       { cwd: repoRoot, env: { ...cleanEnv, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
@@ -36,6 +36,8 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
         resolve({ code, stdout, stderr });
       },
     );
+    // What the command reads from stdin (e.g. --password-stdin); nothing otherwise.
+    child.stdin?.end(input ?? '');
   });
 }
 

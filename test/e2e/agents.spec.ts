@@ -97,7 +97,7 @@ test('browse, search and edit an agent; the public API shows the change', async 
   expect(body.categories).toEqual(['quality', 'e2e-edited']);
 
   const [entry] = await auditOf(request, editable.id);
-  expect(entry).toMatchObject({ action: 'agent.update', actor: 'admin', entityType: 'agent' });
+  expect(entry).toMatchObject({ action: 'agent.update', actor: 'admin-token', entityType: 'agent' });
 
   // The table row follows without a reload; the history tab lists the edit.
   await expect(agents.row(editable.id)).toContainText(newName);
@@ -191,13 +191,13 @@ test('hide a review as spam: the public rating count drops, and unhide brings it
   expect(after.body.rating.count).toBe(before - 1);
   const visible = await publicApi<{ reviews: Array<{ id: string }> }>(request, `/agents/${reviewed.id}/reviews?limit=100`);
   expect(visible.body.reviews.map((review) => review.id)).not.toContain(spamId);
-  expect((await auditOf(request, spamId))[0]).toMatchObject({ action: 'review.hide', actor: 'admin', entityType: 'review' });
+  expect((await auditOf(request, spamId))[0]).toMatchObject({ action: 'review.hide', actor: 'admin-token', entityType: 'review' });
 
   await agents.review(spamId).getByTestId('review-unhide').click();
   await expect(agents.review(spamId)).toHaveAttribute('data-hidden', 'false');
   await expect(agents.rating).toHaveAttribute('data-count', String(before));
   expect((await publicApi<PublicAgent>(request, `/agents/${reviewed.id}`)).body.rating.count).toBe(before);
-  expect((await auditOf(request, spamId))[0]).toMatchObject({ action: 'review.unhide', actor: 'admin' });
+  expect((await auditOf(request, spamId))[0]).toMatchObject({ action: 'review.unhide', actor: 'admin-token' });
 
   // Still editable after our own review changes bumped the version.
   await agents.tab('Profile').click();

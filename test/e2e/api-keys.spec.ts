@@ -108,7 +108,7 @@ test.describe('API keys', () => {
     await expect(page).toHaveURL(new RegExp(`/console/audit-log\\?q=${issued.id}`));
     await audit.expectFiltered(`"q":"${issued.id}"`);
     await expect(audit.column('audit-action')).toHaveText(['key.revoke', 'key.create']);
-    await expect(audit.column('audit-actor')).toHaveText(['admin', 'admin']);
+    await expect(audit.column('audit-actor')).toHaveText(['admin-token', 'admin-token']);
   });
 
   test('the list filters by name and status, marks a linked key, and shows its empty and error states', async ({ page, request }) => {

@@ -47,7 +47,7 @@ test.describe('audit log', () => {
     await audit.entityIdFilter.fill(key.id);
     await audit.expectFiltered(`"q":"${key.id}"`);
     await expect(audit.column('audit-action')).toHaveText(['key.revoke', 'key.create']);
-    await expect(audit.column('audit-actor')).toHaveText(['admin', 'admin']);
+    await expect(audit.column('audit-actor')).toHaveText(['admin-token', 'admin-token']);
     await expect(audit.column('audit-changes')).toHaveText(['revoked_at', 'Created with 6 fields']);
     await expect(page.getByTestId('audit-entity-link')).toHaveText([key.id, key.id]);
 
@@ -55,7 +55,7 @@ test.describe('audit log', () => {
     await audit.rows.first().click();
     await expect(audit.drawer).toBeVisible();
     await expect(audit.drawer.getByTestId('drawer-action')).toHaveText('key.revoke');
-    await expect(audit.drawer.getByTestId('drawer-actor')).toHaveText('admin');
+    await expect(audit.drawer.getByTestId('drawer-actor')).toHaveText('admin-token');
     await expect(audit.drawer.getByTestId('drawer-entity-link')).toHaveText(key.id);
     await expect(audit.diffRow('revoked_at')).toHaveAttribute('data-kind', 'changed');
     await expect(audit.diffRow('revoked_at').getByTestId('diff-before')).toHaveText('null');
@@ -166,7 +166,7 @@ test.describe('audit log', () => {
     await audit.entityIdFilter.fill(cliKey.id.slice(4));
     await audit.expectFiltered(`"q":"${cliKey.id.slice(4)}"`);
     await expect(audit.rows).toHaveCount(1);
-    await expect(audit.column('audit-actor')).toHaveText(['admin']);
+    await expect(audit.column('audit-actor')).toHaveText(['admin-token']);
 
     // Time range: a window with nothing in it, then the last hour.
     await audit.open(adminToken, '?from=2001-01-01T00:00:00.000Z&to=2001-01-02T00:00:00.000Z');

@@ -135,7 +135,7 @@ test.describe('claims', () => {
 
     expect(await agentVerified(request, agentId)).toBe(true);
     expect((await (await request.get(`/api/v1/claims/${claim.id}`)).json()).status).toBe('verified');
-    expect((await auditActions(request, claim.id)).sort()).toEqual(['admin claim.check', 'admin claim.verify']);
+    expect((await auditActions(request, claim.id)).sort()).toEqual(['admin-token claim.check', 'admin-token claim.verify']);
   });
 
   test('a claim checked meanwhile is not decided on stale data; verifying by hand then works', async ({ page, request }) => {
@@ -201,7 +201,7 @@ test.describe('claims', () => {
       reason: 'The e-mail address does not belong to the project',
     });
     expect(await agentVerified(request, agentId)).toBe(false);
-    expect(await auditActions(request, claim.id)).toEqual(['admin claim.reject']);
+    expect(await auditActions(request, claim.id)).toEqual(['admin-token claim.reject']);
 
     // The verified tab lists decided claims; the counts follow.
     const counts = await trpc<Record<string, number>>(request, 'claims.counts');

@@ -40,7 +40,7 @@ test('the console asks for the admin token and then shows the overview', async (
   await overview.expectLoaded();
   expect(await overview.count(overview.agentsCount)).toBe(agentsTotal);
   expect(await overview.count(overview.keysCount)).toBe(1);
-  await expect(page.getByTestId('actor')).toHaveText('admin');
+  await expect(page.getByTestId('actor')).toHaveText('admin-token');
   await page.screenshot({ path: path.join(screenshots, '03-overview.png'), fullPage: true });
   // The wrong token's 401 is logged by the browser as a failed request; nothing else may be.
   expect(pageErrors.filter((text) => !/status of 401/.test(text))).toEqual([]);

@@ -146,7 +146,7 @@ test('archive a post after confirming; archived posts are read-only', async ({ p
   // A draft archived unpublished never reaches the public API.
   const archived = await publicApi<{ posts: Post[] }>(request, `/marketing/posts?status=archived&agent_id=${launched.id}&limit=100`);
   expect(archived.body.posts.map((candidate) => candidate.id)).not.toContain(post!.id);
-  expect((await auditOf(request, post!.id))[0]).toMatchObject({ action: 'marketing_post.archive', actor: 'admin' });
+  expect((await auditOf(request, post!.id))[0]).toMatchObject({ action: 'marketing_post.archive', actor: 'admin-token' });
 });
 
 test('an edit over someone else’s change is refused with a warning', async ({ page, request }) => {
@@ -229,7 +229,7 @@ test('A/B tests show rates with intervals and p-values, and a running test can b
 
   const after = (await publicApi<{ ab_tests: AbTest[] }>(request, '/marketing/ab-tests?limit=100')).body.ab_tests;
   expect(after.find((candidate) => candidate.id === mine.id)?.status).toBe('completed');
-  expect((await auditOf(request, mine.id))[0]).toMatchObject({ action: 'ab_test.complete', actor: 'admin' });
+  expect((await auditOf(request, mine.id))[0]).toMatchObject({ action: 'ab_test.complete', actor: 'admin-token' });
 });
 
 test('empty and error states', async ({ page }) => {

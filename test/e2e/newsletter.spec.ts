@@ -118,7 +118,7 @@ test.describe('newsletter', () => {
       action: 'newsletter.export',
       limit: 1,
     });
-    expect(audit.entries[0]).toMatchObject({ actor: 'admin', after: { rows: rows.length } });
+    expect(audit.entries[0]).toMatchObject({ actor: 'admin-token', after: { rows: rows.length } });
   });
 
   test('says so when nobody has subscribed and when the server fails', async ({ page }) => {

@@ -105,8 +105,8 @@ test.describe('submissions queue', () => {
     expect(decided).toMatchObject({ status: 'approved', agent_id: expect.any(String) });
     const search = await (await request.get(`/api/v1/agents/search?q=${encodeURIComponent(name)}`)).json();
     expect(search.agents[0]).toMatchObject({ id: decided.agent_id, name, verified: false });
-    expect(await auditActions(request, submission.id)).toEqual(['admin submission.approve']);
-    expect(await auditActions(request, decided.agent_id!)).toContain('admin agent.create');
+    expect(await auditActions(request, submission.id)).toEqual(['admin-token submission.approve']);
+    expect(await auditActions(request, decided.agent_id!)).toContain('admin-token agent.create');
 
     // The tab counts follow the decision.
     const counts = await trpc<Record<string, number>>(request, 'submissions.counts');
@@ -154,7 +154,7 @@ test.describe('submissions queue', () => {
     const rejected = await publicSubmission(request, submission.id);
     expect(rejected.status).toBe('rejected');
     expect(rejected.reason).toMatch(/^The description does not say what the agent does\..* It also needs a usage example\.$/);
-    expect(await auditActions(request, submission.id)).toEqual(['admin submission.reject']);
+    expect(await auditActions(request, submission.id)).toEqual(['admin-token submission.reject']);
 
     // The rejected tab shows it with its reason.
     await queue.showTab('rejected');
@@ -219,8 +219,8 @@ test.describe('submissions queue', () => {
 
     expect(await publicSubmission(request, first.id)).toMatchObject({ status: 'rejected', reason: 'Just a joke, not a real agent' });
     expect((await publicSubmission(request, third.id)).status).toBe('pending');
-    expect(await auditActions(request, second.id)).toEqual(['admin submission.approve']);
-    expect(await auditActions(request, first.id)).toEqual(['admin submission.reject']);
+    expect(await auditActions(request, second.id)).toEqual(['admin-token submission.approve']);
+    expect(await auditActions(request, first.id)).toEqual(['admin-token submission.reject']);
   });
 
   test('the status tabs take keyboard focus and open with Enter or Space', async ({ page }) => {
@@ -283,9 +283,9 @@ test.describe('submissions queue', () => {
     await expect(queue.row(submission.id)).toHaveCount(0);
     expect((await publicSubmission(request, submission.id)).status).toBe('approved');
     expect(await auditActions(request, submission.id)).toEqual([
-      'admin submission.approve',
-      'admin submission.update',
-      'admin submission.update',
+      'admin-token submission.approve',
+      'admin-token submission.update',
+      'admin-token submission.update',
     ]);
   });
 
@@ -320,7 +320,7 @@ test.describe('submissions queue', () => {
     // The failed one stays in the queue, reloaded with its new name.
     await expect(queue.row(items[1]!.id)).toContainText('Bulk Two (renamed)');
     await expect(queue.rows).toHaveCount(1);
-    expect(await auditActions(request, items[0]!.id)).toEqual(['admin submission.approve']);
+    expect(await auditActions(request, items[0]!.id)).toEqual(['admin-token submission.approve']);
   });
 });
 

@@ -255,7 +255,7 @@ test.describe('Webhooks', () => {
 
     // Every step is in the audit log, with the moderator as actor.
     const endpointAudit = await auditOf(request, endpointId);
-    expect(endpointAudit.filter((entry) => entry.actor === 'admin').map((entry) => entry.action)).toEqual(
+    expect(endpointAudit.filter((entry) => entry.actor === 'admin-token').map((entry) => entry.action)).toEqual(
       expect.arrayContaining(['webhook.create', 'webhook.test']),
     );
     expect(endpointAudit.find((entry) => entry.action === 'webhook.test')!.after).toMatchObject({
@@ -265,7 +265,7 @@ test.describe('Webhooks', () => {
     const redeliveryAudit = await auditOf(request, redeliveredId);
     expect(redeliveryAudit).toEqual([
       expect.objectContaining({
-        actor: 'admin',
+        actor: 'admin-token',
         action: 'webhook.redeliver',
         before: { delivery_id: failedId },
         after: { delivery_id: redeliveredId, event_id: eventId },
@@ -422,15 +422,15 @@ test.describe('Webhooks', () => {
     const audit = await auditOf(request, created.id);
     const actions = audit.map((entry) => `${entry.actor} ${entry.action}`);
     for (const expected of [
-      'admin webhook.create',
-      'admin webhook.update',
-      'admin webhook.disable',
-      'admin webhook.enable',
-      'admin webhook.reveal_secret',
-      'admin webhook.rotate_secret',
+      'admin-token webhook.create',
+      'admin-token webhook.update',
+      'admin-token webhook.disable',
+      'admin-token webhook.enable',
+      'admin-token webhook.reveal_secret',
+      'admin-token webhook.rotate_secret',
       'system:webhooks webhook.disable',
-      'admin webhook.redeliver_failed',
-      'admin webhook.delete',
+      'admin-token webhook.redeliver_failed',
+      'admin-token webhook.delete',
     ]) {
       expect(actions).toContain(expected);
     }

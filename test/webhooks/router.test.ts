@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { webhooksRouter } from '../../src-api/modules/webhooks/webhooks.router';
-import { createCallerFactory } from '../../src-api/trpc/init';
+import { createCallerFactory, createTrpcContext } from '../../src-api/trpc/init';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -30,7 +30,13 @@ let admin: ReturnType<typeof callerFor>;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
   server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [20], jitter: 0 } });
-  admin = callerFor({ services: server.services, actor: 'moderator@example.com', logError: (error) => errors.push(error) });
+  admin = callerFor(
+    createTrpcContext({
+      services: server.services,
+      principal: { actor: 'moderator@example.com', via: 'account', roles: ['admin'], account: null },
+      logError: (error) => errors.push(error),
+    }),
+  );
 });
 afterAll(async () => {
   await server?.close();
@@ -97,6 +103,6 @@ it('refuses bad input and callers without an actor', async () => {
   await expect(admin.deliveries({ status: 'lost' as never })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   // Service errors travel as the cause; the transports' error formatter maps them (404 not_found, 401 unauthorized).
   await expect(admin.get({ id: 'whk_missing' })).rejects.toMatchObject({ cause: { status: 404, code: 'not_found' } });
-  const anonymous = callerFor({ services: server.services, actor: null, logError: () => undefined });
+  const anonymous = callerFor(createTrpcContext({ services: server.services, principal: null, logError: () => undefined }));
   await expect(anonymous.list()).rejects.toMatchObject({ cause: { status: 401, code: 'unauthorized' } });
 });

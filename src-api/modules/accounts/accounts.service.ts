@@ -2,6 +2,7 @@ import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Config } from '../../config';
 import { inTransaction, type Db } from '../../db/client';
 import {
+  ConflictError,
   EmailNotVerifiedError,
   ForbiddenError,
   InvalidCredentialsError,
@@ -326,10 +327,12 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
       });
     },
 
-    revokeRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): AdminAccount {
+    /** `selfId`: the acting admin's own account, which cannot drop its own admin role (someone must keep it). */
+    revokeRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string, selfId?: string): AdminAccount {
       return inTransaction(db, () => {
         const row = idOrEmail.id ? requireRow(idOrEmail.id) : requireByEmail(idOrEmail.email ?? '');
         if (!row.roles.includes(role)) return toAdminAccount(row);
+        if (role === 'admin' && row.id === selfId) throw new ConflictError('You cannot revoke your own admin role; ask another admin');
         return toAdminAccount(
           setRoles(
             row,
@@ -341,9 +344,10 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
     },
 
     /** Disabling ends the sessions and refuses sign-in and the account's keys; enabling undoes it. */
-    setDisabled(id: string, disabled: boolean, actor: string): AdminAccount {
+    setDisabled(id: string, disabled: boolean, actor: string, selfId?: string): AdminAccount {
       return inTransaction(db, () => {
         const row = requireRow(id);
+        if (disabled && id === selfId) throw new ConflictError('You cannot disable your own account');
         if ((row.disabledAt !== null) === disabled) return toAdminAccount(row);
         const now = isoNow(clock);
         const after: AccountRow = { ...row, disabledAt: disabled ? now : null, updatedAt: now };

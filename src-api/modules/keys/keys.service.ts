@@ -5,6 +5,7 @@ import { InvalidApiKeyError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
+import { accounts } from '../accounts/accounts.table';
 import { apiKeys, type ApiKeyRow } from './keys.table';
 
 export const API_KEY_PREFIX = 'adk_';
@@ -139,14 +140,16 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
      * Looked up on every request, so a key revoked by another process stops at once.
      */
     authenticate(key: string): string {
+      // A key of an account an admin has disabled is refused like a revoked one (and works again when re-enabled).
       const row = key.startsWith(API_KEY_PREFIX)
         ? db
-            .select()
+            .select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt, accountDisabledAt: accounts.disabledAt })
             .from(apiKeys)
+            .leftJoin(accounts, eq(accounts.id, apiKeys.accountId))
             .where(eq(apiKeys.keyHash, hashKey(key)))
             .get()
         : undefined;
-      if (!row || row.revokedAt) throw new InvalidApiKeyError();
+      if (!row || row.revokedAt || row.accountDisabledAt) throw new InvalidApiKeyError();
       const now = clock.now().getTime();
       if (now - (lastUsedWritten.get(row.id) ?? 0) > 60_000) {
         lastUsedWritten.set(row.id, now);

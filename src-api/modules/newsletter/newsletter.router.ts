@@ -1,17 +1,17 @@
-import { adminProcedure, router } from '../../trpc/init';
+import { adminRoleProcedure, router } from '../../trpc/init';
 import { listSubscribersQuerySchema } from './newsletter.schemas';
 
 /** Newsletter subscribers for the console: a searchable list, the count, and the whole list as CSV. */
 export const newsletterRouter = router({
   /** Newest first; `q` matches any part of the address, case-insensitively. */
-  list: adminProcedure.input(listSubscribersQuerySchema.prefault({})).query(({ ctx, input }) => {
+  list: adminRoleProcedure.input(listSubscribersQuerySchema.prefault({})).query(({ ctx, input }) => {
     const page = ctx.services.newsletter.list(input);
     return { subscribers: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
   /** How many addresses are subscribed now. */
-  count: adminProcedure.query(({ ctx }) => ({ subscribed: ctx.services.newsletter.count() })),
+  count: adminRoleProcedure.query(({ ctx }) => ({ subscribed: ctx.services.newsletter.count() })),
 
   /** Every subscriber as CSV (header row first); the export is audited. A mutation: it is recorded, so never batched or retried as a read. */
-  exportCsv: adminProcedure.mutation(({ ctx }) => ({ csv: ctx.services.newsletter.exportCsv({ actor: ctx.actor }) })),
+  exportCsv: adminRoleProcedure.mutation(({ ctx }) => ({ csv: ctx.services.newsletter.exportCsv({ actor: ctx.actor }) })),
 });
