@@ -120,7 +120,7 @@ test('filter posts, edit one and publish it; the public feed shows it', async ({
   });
 
   const actions = (await auditOf(request, post.id)).map((entry) => `${entry.action} by ${entry.actor}`);
-  expect(actions).toEqual(['marketing_post.publish by admin', 'marketing_post.update by admin']);
+  expect(actions).toEqual(['marketing_post.publish by admin-token', 'marketing_post.update by admin-token']);
 });
 
 test('archive a post after confirming; archived posts are read-only', async ({ page, request }) => {
