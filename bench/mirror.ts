@@ -39,7 +39,11 @@ function record(what: string, changes: number, seconds: number): void {
 }
 
 function cli(args: string[]): void {
-  execFileSync(process.execPath, ['out/api/cli.js', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], timeout: CHILD_TIMEOUT_MS });
+  execFileSync(process.execPath, ['out/api/cli.js', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: CHILD_TIMEOUT_MS,
+  });
 }
 
 async function main(): Promise<void> {
@@ -56,10 +60,14 @@ async function main(): Promise<void> {
     cli(['import', file, '--data-dir', dataDir]);
 
     const port = await freePort();
-    server = spawn(process.execPath, ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    server = spawn(
+      process.execPath,
+      ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const base = `http://127.0.0.1:${port}/api/v1`;
     await waitForHealth(`${base}/health`, 60_000);
     const client = createAgentDirectoryClient({ baseUrl: base });
@@ -67,7 +75,11 @@ async function main(): Promise<void> {
 
     let started = performance.now();
     const full = await syncMirror(client, mirrorFile, { limit: options.limit });
-    record(`TypeScript syncMirror, first sync (limit ${options.limit})`, full.created + full.updated + full.removed, (performance.now() - started) / 1000);
+    record(
+      `TypeScript syncMirror, first sync (limit ${options.limit})`,
+      full.created + full.updated + full.removed,
+      (performance.now() - started) / 1000,
+    );
 
     // Another process edits and unlists agents.
     const edited = agents.slice(0, options.edits).map((agent) => ({ ...agent, tagline: `${agent.tagline} (v2)` }));
@@ -78,7 +90,11 @@ async function main(): Promise<void> {
 
     started = performance.now();
     const incremental = await syncMirror(client, mirrorFile, { limit: options.limit });
-    record('TypeScript syncMirror, after edits and unlistings', incremental.updated + incremental.removed + incremental.created, (performance.now() - started) / 1000);
+    record(
+      'TypeScript syncMirror, after edits and unlistings',
+      incremental.updated + incremental.removed + incremental.created,
+      (performance.now() - started) / 1000,
+    );
     if (incremental.updated !== edited.length || incremental.removed !== unlisted.length) {
       throw new Error(`expected ${edited.length} updated and ${unlisted.length} removed, got ${JSON.stringify(incremental)}`);
     }
@@ -91,8 +107,11 @@ async function main(): Promise<void> {
       listed++;
       if (JSON.stringify(mirror.agents[agent.id]) !== JSON.stringify(agent)) throw new Error(`mirror differs on ${agent.id}`);
     }
-    if (listed !== Object.keys(mirror.agents).length) throw new Error(`mirror has ${Object.keys(mirror.agents).length} agents, the list ${listed}`);
-    console.error(`  mirror checked against the public list: ${listed.toLocaleString('en')} agents equal (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    if (listed !== Object.keys(mirror.agents).length)
+      throw new Error(`mirror has ${Object.keys(mirror.agents).length} agents, the list ${listed}`);
+    console.error(
+      `  mirror checked against the public list: ${listed.toLocaleString('en')} agents equal (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    );
 
     // The Python client, from scratch.
     const script = [

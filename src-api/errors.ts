@@ -163,7 +163,8 @@ export class LimitExceededError extends AppError {
 /** A change-feed cursor this server did not hand out (`GET /agents/changes?since=`). */
 export class InvalidCursorError extends AppError {
   constructor(pointer = '/since') {
-    const detail = 'The cursor is not one this server gave out; use a next_cursor or cursor from the feed, or leave since out to start over';
+    const detail =
+      'The cursor is not one this server gave out; use a next_cursor or cursor from the feed, or leave since out to start over';
     super(400, 'invalid_cursor', 'Invalid cursor', detail, { errors: [{ pointer, detail: 'not a cursor of this feed' }] });
   }
 }

@@ -14,6 +14,7 @@ import {
 import type { Config } from '../config';
 import { AppError, InvalidApiKeyError, RateLimitedError } from '../errors';
 import { createMetrics } from '../modules/metrics/metrics.registry';
+import { mcpRoutes } from '../modules/mcp/mcp.routes';
 import { installMetrics } from '../modules/metrics/metrics.routes';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
@@ -169,6 +170,43 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   const apiRouteTable: ApiRouteEntry[] = [];
   app.decorate('apiRouteTable', apiRouteTable);
 
+  // One limiter for every limited scope (/api/v1 and /mcp), so that a client has one budget of reads.
+  const limiter = createRateLimiter(config.rateLimit);
+  const enforce = (reply: FastifyReply, decision: RateLimitDecision): void => {
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      reply.header('Retry-After', String(decision.resetSeconds));
+      throw new RateLimitedError(decision.resetSeconds, decision.name);
+    }
+  };
+  /** API-key authentication, the route's rate limit and per-key usage, for every route of `scope`. */
+  const installClientLimits = (scope: FastifyInstance): void => {
+    // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
+    scope.addHook('onRequest', async (request, reply) => {
+      const client = clientBucket(request.ip);
+      const key = apiKeyOf(request.headers);
+      if (key !== undefined) {
+        try {
+          request.apiKeyId = services.keys.authenticate(key);
+        } catch (error) {
+          // Guessing keys costs the guesser's IP its read budget: counted before the 401.
+          if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, limiter.hit('reads', client, false));
+          throw error;
+        }
+      }
+      const policy = request.routeOptions.config.rateLimit;
+      if (!policy || !config.rateLimit.enabled) return;
+      const keyed = policy === 'reads' && request.apiKeyId !== undefined;
+      enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
+    });
+
+    // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).
+    scope.addHook('onResponse', (request, reply, done) => {
+      if (request.apiKeyId !== undefined) services.keyUsage.record(request.apiKeyId, reply.statusCode === 429);
+      done();
+    });
+  };
+
   await app.register(
     async (api) => {
       api.addHook('onRoute', (route) => {
@@ -177,40 +215,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
         }
       });
 
-      const limiter = createRateLimiter(config.rateLimit);
-
-      const enforce = (reply: FastifyReply, decision: RateLimitDecision): void => {
-        reply.headers(rateLimitHeaders(decision));
-        if (!decision.allowed) {
-          reply.header('Retry-After', String(decision.resetSeconds));
-          throw new RateLimitedError(decision.resetSeconds, decision.name);
-        }
-      };
-
-      // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
-      api.addHook('onRequest', async (request, reply) => {
-        const client = clientBucket(request.ip);
-        const key = apiKeyOf(request.headers);
-        if (key !== undefined) {
-          try {
-            request.apiKeyId = services.keys.authenticate(key);
-          } catch (error) {
-            // Guessing keys costs the guesser's IP its read budget: counted before the 401.
-            if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, limiter.hit('reads', client, false));
-            throw error;
-          }
-        }
-        const policy = request.routeOptions.config.rateLimit;
-        if (!policy || !config.rateLimit.enabled) return;
-        const keyed = policy === 'reads' && request.apiKeyId !== undefined;
-        enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
-      });
-
-      // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).
-      api.addHook('onResponse', (request, reply, done) => {
-        if (request.apiKeyId !== undefined) services.keyUsage.record(request.apiKeyId, reply.statusCode === 429);
-        done();
-      });
+      installClientLimits(api);
 
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
       // indexPrefix: the page's assets are linked absolutely when it is opened without the trailing slash.
@@ -219,6 +224,12 @@ export async function buildApp({ services, config, extensions = [], logger, admi
     },
     { prefix: API_PREFIX },
   );
+
+  // The MCP server (contract §9), at the root, under the same limits as the REST reads.
+  await app.register(async (root) => {
+    installClientLimits(root);
+    await root.register(mcpRoutes, { services, config });
+  });
 
   for (const extension of extensions) await app.register(extension);
 

@@ -75,7 +75,13 @@ describe('GET /agents/changes', () => {
   });
 
   it('refuses a cursor it did not give out (also one past every change) and a bad limit with a 4xx problem', async () => {
-    for (const since of ['nope', Buffer.from('v1.999999').toString('base64url'), Buffer.from('v1.01').toString('base64url'), '%00', 'x'.repeat(200)]) {
+    for (const since of [
+      'nope',
+      Buffer.from('v1.999999').toString('base64url'),
+      Buffer.from('v1.01').toString('base64url'),
+      '%00',
+      'x'.repeat(200),
+    ]) {
       const response = await server.api(`/agents/changes?since=${encodeURIComponent(since)}`);
       expect(response.status, since).toBe(400);
       expect(response.headers.get('content-type')).toContain('application/problem+json');

@@ -223,7 +223,7 @@ test.describe('submissions queue', () => {
     expect(await auditActions(request, first.id)).toEqual(['admin-token submission.reject']);
   });
 
-  test('the status tabs take keyboard focus and open with Enter or Space', async ({ page }) => {
+  test('the status tabs are a tablist: one Tab stop, arrow keys move and open, Enter and Space open', async ({ page }) => {
     const queue = new SubmissionsPage(page);
     await queue.open(adminToken);
     const approved = page.getByTestId('submissions-tab-approved');
@@ -232,9 +232,13 @@ test.describe('submissions queue', () => {
     await page.keyboard.press('Enter');
     await expect(queue.view).toHaveAttribute('data-status', 'approved');
     await expect(approved).toHaveAttribute('aria-selected', 'true');
-    // Shift+Tab goes back to the previous tab; Space opens it.
-    await page.keyboard.press('Shift+Tab');
+    await expect(page.getByRole('tablist').getByRole('tab')).toHaveCount(3);
+    await expect(approved).toHaveAttribute('tabindex', '0');
+    await expect(page.getByTestId('submissions-tab-pending')).toHaveAttribute('tabindex', '-1');
+    // The left arrow goes back to the previous tab and opens it; Space opens the focused tab too.
+    await page.keyboard.press('ArrowLeft');
     await expect(page.getByTestId('submissions-tab-pending')).toBeFocused();
+    await expect(queue.view).toHaveAttribute('data-status', 'pending');
     await page.keyboard.press('Space');
     await expect(queue.view).toHaveAttribute('data-status', 'pending');
   });

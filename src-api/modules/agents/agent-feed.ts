@@ -68,7 +68,7 @@ export function createChangeFeed({
           if (profile !== undefined) out.raw('"agent":').bytes(profile).raw(',');
           out.raw(`"cursor":"${encodeCursor(row.changeSeq)}"}`);
         })
-        .raw(`],"next_cursor":"${last ? encodeCursor(last.changeSeq) : since ?? encodeCursor(afterSeq)}"}`)
+        .raw(`],"next_cursor":"${last ? encodeCursor(last.changeSeq) : (since ?? encodeCursor(afterSeq))}"}`)
         .toBuffer();
     },
   };

@@ -132,7 +132,9 @@ export const agentChangeSchema = z
     agent_id: z.string(),
     change: z
       .enum(['created', 'updated', 'removed'])
-      .describe('`created`/`updated`: the agent is listed, `agent` is its profile now; `removed`: it left the public directory (unlisted or deleted)'),
+      .describe(
+        '`created`/`updated`: the agent is listed, `agent` is its profile now; `removed`: it left the public directory (unlisted or deleted)',
+      ),
     agent: agentProfileSchema.optional(),
     cursor: z.string().describe('Where this change is in the feed: `since=` this cursor continues after it'),
   })

@@ -1,0 +1,204 @@
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { expectAccessible } from './pages/accessibility';
+import { DashboardPage, linkFromMail } from './pages/dashboard-page';
+import { signInAsModerator, trpc, uniqueSuffix } from './pages/directory-fixtures';
+
+/**
+ * axe-core (WCAG 2.1 A/AA) over every screen of the console and the developer dashboard and their main dialogs
+ * and drawers: no critical or serious violation. Each scan also lands in test-results/axe/<screen>.json.
+ */
+
+const dataDir = process.env.AGENTDIR_E2E_DATA_DIR!;
+
+async function ensureEndpoint(request: APIRequestContext): Promise<string> {
+  const created = await trpc<{ id: string }>(
+    request,
+    'webhooks.create',
+    { url: `http://127.0.0.1:9/a11y-${uniqueSuffix()}`, description: 'Accessibility check' },
+    'mutation',
+  );
+  return created.id;
+}
+
+async function submitOne(request: APIRequestContext): Promise<void> {
+  const slug = `a11y-${uniqueSuffix()}`;
+  for (let attempt = 0; ; attempt++) {
+    const response = await request.post('/api/v1/submit', {
+      data: {
+        name: `A11y Watcher ${slug}`,
+        tagline: 'Keeps an eye on accessibility',
+        source_url: `https://${slug}.example.com/agent`,
+        description: 'Submitted by the accessibility check.',
+        author: 'E2E Labs',
+        capabilities: ['monitoring'],
+        categories: ['devops'],
+        type: 'devops',
+        contact_email: `maintainer+${slug}@example.com`,
+      },
+    });
+    if (response.status() === 429 && attempt < 2) {
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers()['retry-after'] ?? '5') * 1000 + 250));
+      continue;
+    }
+    expect(response.status(), await response.text()).toBe(201);
+    return;
+  }
+}
+
+async function openConsole(page: Page, screen: string, ready: string): Promise<void> {
+  await page.goto(`/console/${screen}`);
+  await expect(page.getByTestId(ready).first()).toBeVisible();
+}
+
+test.describe('the console', () => {
+  test.beforeEach(async ({ page }) => signInAsModerator(page));
+
+  test('the sign-in screen', async ({ browser }) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto('/console/sign-in');
+    await expect(page.getByTestId('sign-in-card')).toBeVisible();
+    await expectAccessible(page, 'console-sign-in');
+    await context.close();
+  });
+
+  test('overview, claims, newsletter', async ({ page }) => {
+    await openConsole(page, 'overview', 'page-title');
+    await expect(page.locator('.n-skeleton')).toHaveCount(0);
+    await expectAccessible(page, 'console-overview');
+    await openConsole(page, 'claims', 'claims-view');
+    await expect(page.getByTestId('claims-view')).toHaveAttribute('data-busy', 'false');
+    await expectAccessible(page, 'console-claims');
+    await openConsole(page, 'newsletter', 'page-title');
+    await expect(page.getByTestId('newsletter-ready').or(page.getByTestId('newsletter-empty'))).toBeVisible();
+    await expectAccessible(page, 'console-newsletter');
+  });
+
+  test('submissions, the reject dialog and the shortcut help', async ({ page, request }) => {
+    await submitOne(request);
+    await openConsole(page, 'submissions', 'submissions-view');
+    await expect(page.getByTestId('submission-row').first()).toBeVisible();
+    await page.getByTestId('submission-row').first().locator('td').last().click();
+    await expect(page.getByTestId('submission-detail')).toBeVisible();
+    await expectAccessible(page, 'console-submissions');
+    await page.getByTestId('reject-button').click();
+    await expect(page.getByTestId('reject-dialog')).toBeVisible();
+    await expectAccessible(page, 'console-submissions-reject-dialog');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('reject-dialog')).toBeHidden();
+    await page.getByTestId('shortcuts-button').click();
+    await expect(page.getByTestId('shortcut-help')).toBeVisible();
+    await expectAccessible(page, 'console-submissions-shortcuts');
+  });
+
+  test('agents and the agent drawer', async ({ page }) => {
+    await openConsole(page, 'agents', 'agents-table');
+    await expect(page.getByTestId('agents-table')).toHaveAttribute('data-loaded', 'true');
+    await expectAccessible(page, 'console-agents');
+    await page.getByTestId('agent-row').first().click();
+    await expect(page.getByTestId('agent-save')).toBeVisible();
+    await expectAccessible(page, 'console-agents-drawer');
+  });
+
+  test('marketing: posts, the post drawer, metrics and A/B tests', async ({ page }) => {
+    await openConsole(page, 'marketing', 'posts-table');
+    await expect(page.getByTestId('posts-table')).toHaveAttribute('data-loaded', 'true');
+    await expectAccessible(page, 'console-marketing-posts');
+    const row = page.getByTestId('post-row').first();
+    if (await row.isVisible()) {
+      await row.click();
+      await expect(page.getByTestId('post-save')).toBeVisible();
+      await expectAccessible(page, 'console-marketing-post-drawer');
+      await page.keyboard.press('Escape');
+      await expect(page.getByTestId('post-drawer')).toBeHidden();
+    }
+    await page.getByRole('tab', { name: 'Metrics' }).click();
+    await expect(page.getByTestId('metrics-panel').or(page.getByTestId('metrics-error'))).toBeVisible();
+    await expectAccessible(page, 'console-marketing-metrics');
+    await page.getByRole('tab', { name: 'A/B tests' }).click();
+    await expect(page.getByTestId('ab-table')).toHaveAttribute('data-loaded', 'true');
+    await expectAccessible(page, 'console-marketing-ab-tests');
+  });
+
+  test('webhooks: the list, the add dialog and an endpoint', async ({ page, request }) => {
+    const id = await ensureEndpoint(request);
+    await openConsole(page, 'webhooks', 'endpoints-ready');
+    await expectAccessible(page, 'console-webhooks');
+    await page.getByTestId('add-endpoint').click();
+    await expect(page.getByTestId('endpoint-dialog')).toBeVisible();
+    await expectAccessible(page, 'console-webhooks-add-dialog');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('endpoint-dialog')).toBeHidden();
+    await page.goto(`/console/webhooks?endpoint=${id}`);
+    await expect(page.getByTestId('endpoint-detail')).toHaveAttribute('data-endpoint-id', id);
+    await expect(page.getByTestId('delivery-log')).toBeVisible();
+    await expectAccessible(page, 'console-webhooks-endpoint');
+    await page.getByTestId('endpoint-tabs').getByRole('tab', { name: 'Payload preview' }).click();
+    await expect(page.getByTestId('preview-ready')).toBeVisible();
+    await expectAccessible(page, 'console-webhooks-payload-preview');
+    await trpc(request, 'webhooks.remove', { id }, 'mutation');
+  });
+
+  test('API keys and the issue dialog', async ({ page }) => {
+    await openConsole(page, 'api-keys', 'issue-key');
+    await expectAccessible(page, 'console-api-keys');
+    await page.getByTestId('issue-key').click();
+    await expect(page.getByTestId('issue-key-dialog')).toBeVisible();
+    await expectAccessible(page, 'console-api-keys-issue-dialog');
+  });
+
+  test('the audit log and an entry', async ({ page }) => {
+    await openConsole(page, 'audit-log', 'audit-ready');
+    await expectAccessible(page, 'console-audit-log');
+    await page.getByTestId('audit-row').first().click();
+    await expect(page.getByTestId('audit-drawer')).toBeVisible();
+    await expectAccessible(page, 'console-audit-log-drawer');
+  });
+});
+
+test.describe('the developer dashboard', () => {
+  test('the signed-out pages', async ({ page }) => {
+    for (const [name, ready] of [
+      ['sign-in', 'sign-in-button'],
+      ['sign-up', 'sign-up-button'],
+      ['forgot-password', 'page-title'],
+    ] as const) {
+      await page.goto(`/dashboard/${name}`);
+      await expect(page.getByTestId(ready).or(page.locator('form')).first()).toBeVisible();
+      await expectAccessible(page, `dashboard-${name}`);
+    }
+  });
+
+  test('every signed-in screen, the key and endpoint dialogs and an endpoint page', async ({ page }) => {
+    test.setTimeout(90_000);
+    const dashboard = new DashboardPage(page);
+    const email = `a11y-${uniqueSuffix()}@example.com`;
+    const password = 'a long passphrase for a11y';
+    await dashboard.signUp({ name: 'Ada Lovelace', email, password });
+    await dashboard.verifyWith(await linkFromMail(dataDir, email, '/dashboard/verify-email'));
+    await dashboard.signIn(email, password);
+    await expect(page).toHaveURL(/\/dashboard\/keys/);
+
+    await expectAccessible(page, 'dashboard-keys');
+    await page.getByTestId('issue-key').click();
+    await expect(page.getByTestId('issue-key-dialog')).toBeVisible();
+    await expectAccessible(page, 'dashboard-keys-issue-dialog');
+    await page.keyboard.press('Escape');
+
+    await dashboard.open('webhooks');
+    await expectAccessible(page, 'dashboard-webhooks');
+    await page.getByTestId('add-endpoint').click();
+    await expect(page.getByTestId('endpoint-create-dialog')).toBeVisible();
+    await expectAccessible(page, 'dashboard-webhooks-add-dialog');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('endpoint-create-dialog')).toBeHidden();
+    await dashboard.addEndpoint(`http://127.0.0.1:9/a11y-${uniqueSuffix()}`);
+    await expectAccessible(page, 'dashboard-webhook');
+
+    for (const screen of ['claims', 'agents', 'settings'] as const) {
+      await dashboard.open(screen);
+      await expect(page.getByTestId('page-title')).toBeVisible();
+      await expectAccessible(page, `dashboard-${screen}`);
+    }
+  });
+});
