@@ -60,7 +60,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
-  const search = createSearchService({ ...base, agents });
+  const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
     agents,
