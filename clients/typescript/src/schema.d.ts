@@ -2553,6 +2553,7 @@ export interface operations {
           | 'workflow'
           | 'education'
           | 'other';
+        /** @description Only agents with trust_score ≥ this (0–100) */
         min_trust?: number;
         /** @description Comma-separated; every one is required (case-insensitive exact match) */
         capabilities?: string | string[];
@@ -4303,7 +4304,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description Where deliveries are POSTed */
+          /**
+           * Format: uri
+           * @description Where deliveries are POSTed
+           */
           url: string;
           /** @description Event kinds to receive; empty or omitted means all */
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
@@ -4545,6 +4549,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** Format: uri */
           url?: string;
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
           /**
@@ -5393,13 +5398,17 @@ export interface operations {
             | 'workflow'
             | 'education'
             | 'other';
+          /** Format: uri */
           source_url?: string;
           /**
            * Format: email
            * @description Private: only moderators see it (to ask questions about the submission); the public API never returns it
            */
           contact_email?: string;
-          /** @description An A2A Agent Card (usually https://host/.well-known/agent-card.json): the profile is read from it; give no other agent fields */
+          /**
+           * Format: uri
+           * @description An A2A Agent Card (usually https://host/.well-known/agent-card.json): the profile is read from it; give no other agent fields
+           */
           agent_card_url?: string;
         };
       };
