@@ -19,6 +19,7 @@ import { Command } from 'commander';
 import { createConfig, databasePath } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { createServices } from '../src-api/services';
+import { evaluate } from './quality/evaluate';
 import { classSearches, createRandom, generateAgents, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './lib/dataset';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -48,6 +49,18 @@ const program = new Command('bench')
 const options = program.opts<Options>();
 
 const rows: Row[] = [];
+/** The issue's goals at 1,000,000 agents are looser than at 100,000 (search classes, import, start-up, memory). */
+const huge = options.agents >= 1_000_000;
+const goals = huge
+  ? { importSeconds: 120, startupSeconds: 3, rssMb: 2560, classRps: 1000, classRatio: 0, classP99: 50 }
+  : { importSeconds: 30, startupSeconds: 2, rssMb: 400, classRps: 0, classRatio: 0.2, classP99: 25 };
+/** Load average of the shared machine at the start and end of the run, recorded beside the figures. */
+const loadAverages: { at: string; load1: number; load5: number }[] = [];
+const noteLoad = (at: string) => {
+  const [load1, load5] = os.loadavg();
+  loadAverages.push({ at, load1: Number(load1!.toFixed(2)), load5: Number(load5!.toFixed(2)) });
+  console.error(`  (load average ${at}: ${load1!.toFixed(2)} / ${load5!.toFixed(2)})`);
+};
 const record = (what: string, goal: string, measured: string, met: boolean | null) => {
   rows.push({ what, goal, measured, met });
   console.error(`  ${met === null ? '·' : met ? '✓' : '✗'} ${what}: ${measured} (goal ${goal})`);
@@ -67,6 +80,7 @@ async function main(): Promise<void> {
   });
 
   try {
+    noteLoad('at start');
     console.error(`Generating ${options.agents.toLocaleString('en')} agents…`);
     const agents = generateAgents(options.agents);
     const file = path.join(work, 'agents.jsonl');
@@ -78,27 +92,31 @@ async function main(): Promise<void> {
     const importStarted = performance.now();
     await runToEnd('node', ['out/api/cli.js', 'import', file, '--data-dir', dataDir]);
     const importSeconds = (performance.now() - importStarted) / 1000;
-    record(`cli import of ${options.agents.toLocaleString('en')} agents`, '≤ 30 s', `${importSeconds.toFixed(1)} s`, importSeconds <= 30);
+    record(
+      `cli import of ${options.agents.toLocaleString('en')} agents`,
+      `≤ ${goals.importSeconds} s`,
+      `${importSeconds.toFixed(1)} s`,
+      importSeconds <= goals.importSeconds,
+    );
 
     // 2. Start-up to the first 200 from /health.
     const port = await freePort();
     const startupStarted = performance.now();
-    const server = spawn(
-      'node',
-      ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'],
-      {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
+    // Cache off: every figure but the "cache on" rows is the engine's own.
+    const server = spawnServer(port, dataDir, false);
     children.push(server);
     const base = `http://127.0.0.1:${port}/api/v1`;
     await waitForHealth(`${base}/health`, 60_000);
     const startupSeconds = (performance.now() - startupStarted) / 1000;
-    record('start-up to first 200 from /health', '≤ 2 s', `${startupSeconds.toFixed(2)} s`, startupSeconds <= 2);
+    record(
+      'start-up to first 200 from /health',
+      `≤ ${goals.startupSeconds} s`,
+      `${startupSeconds.toFixed(2)} s`,
+      startupSeconds <= goals.startupSeconds,
+    );
     // The index is built in the background after listening; /health reports its progress.
     const indexed = async () => ((await (await fetch(`${base}/health`)).json()) as { agents_indexed: number }).agents_indexed;
-    while ((await indexed()) < options.agents && performance.now() - startupStarted < 120_000) {
+    while ((await indexed()) < options.agents && performance.now() - startupStarted < 600_000) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const warmSeconds = (performance.now() - startupStarted) / 1000;
@@ -183,30 +201,13 @@ async function main(): Promise<void> {
       searchLoad.rps >= 1500 && searchLoad.p99 <= 50,
     );
 
-    // Each query class on its own (issue 13): ≥ 20 % of raw node:http and p99 ≤ 25 ms at 100,000 agents.
-    // There is no result cache: every figure is "cache off".
-    for (const kind of SEARCH_CLASSES) {
-      const queries = classSearches(agents, kind, 1000);
-      let at = 0;
-      const classLoad = await load(`http://127.0.0.1:${port}`, () => {
-        const s = queries[at++ % queries.length]!;
-        if (kind === 'filtered POST') {
-          return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) };
-        }
-        return `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}`;
-      });
-      rss.endPhase(`search: ${kind}`);
-      const ratio = classLoad.rps / baselineLoad.rps;
-      record(
-        `search class: ${kind} (cache off)`,
-        '≥ 20 % of baseline, p99 ≤ 25 ms',
-        `${fmt(classLoad.rps)} req/s = ${(ratio * 100).toFixed(1)} %, p99 ${classLoad.p99} ms`,
-        ratio >= 0.2 && classLoad.p99 <= 25,
-      );
-    }
+    // Each query class on its own (issue 13): ≥ 20 % of raw node:http and p99 ≤ 25 ms at 100,000 agents
+    // (≥ 1,000 req/s and p99 ≤ 50 ms at 1,000,000), with the result cache off.
+    await loadClasses(`http://127.0.0.1:${port}`, agents, baselineLoad.rps, 'cache off');
+    rss.endPhase('search classes, cache off');
 
     const peakRss = rss.stop();
-    record('server RSS under load (peak)', '≤ 400 MB', `${peakRss.toFixed(0)} MB`, peakRss <= 400);
+    record('server RSS under load (peak)', `≤ ${goals.rssMb} MB`, `${peakRss.toFixed(0)} MB`, peakRss <= goals.rssMb);
 
     // 4. Quality, over HTTP: each query has one right answer.
     const quality = await measureQuality(base, agents);
@@ -221,6 +222,32 @@ async function main(): Promise<void> {
 
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
+
+    // The same classes with the result cache on (informative: the goals are for the engine alone).
+    const cachedPort = await freePort();
+    const cachedServer = spawnServer(cachedPort, dataDir, true);
+    children.push(cachedServer);
+    const cachedBase = `http://127.0.0.1:${cachedPort}/api/v1`;
+    await waitForHealth(`${cachedBase}/health`, 60_000);
+    const cachedStarted = performance.now();
+    while (
+      ((await (await fetch(`${cachedBase}/health`)).json()) as { agents_indexed: number }).agents_indexed < options.agents &&
+      performance.now() - cachedStarted < 600_000
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await loadClasses(`http://127.0.0.1:${cachedPort}`, agents, baselineLoad.rps, 'cache on');
+    cachedServer.kill('SIGTERM');
+    await new Promise((resolve) => cachedServer.once('exit', resolve));
+
+    const judged = evaluate();
+    record(
+      'judged query set (bench/quality): hit@5',
+      '≥ 95 %',
+      `${(judged.hitAt5 * 100).toFixed(1)} % of ${judged.queries}`,
+      judged.hitAt5 >= 0.95,
+    );
+    record('judged query set (bench/quality): MRR@5', '≥ 0.8', judged.mrrAt5.toFixed(3), judged.mrrAt5 >= 0.8);
 
     // 5. In-process: search latency and write throughput on the same data dir.
     const inProcess = measureInProcess(dataDir, agents, searches);
@@ -238,22 +265,67 @@ async function main(): Promise<void> {
     );
     record('new agent findable by the next search', 'yes', inProcess.freshWriteFound ? 'yes' : 'no', inProcess.freshWriteFound);
     for (const [kind, p99] of inProcess.classP99)
-      record(`search class: ${kind}, serial p99 in-process`, '≤ 5 ms', `${p99.toFixed(2)} ms`, p99 <= 5);
+      record(`search class: ${kind}, serial p99 in-process (cache off)`, '≤ 5 ms', `${p99.toFixed(2)} ms`, p99 <= 5);
   } finally {
+    noteLoad('at end');
     cleanUp();
   }
 
   printTable();
   const resultsDir = path.join(root, 'bench', 'results');
   fs.mkdirSync(resultsDir, { recursive: true });
-  fs.writeFileSync(
-    path.join(resultsDir, options.smoke ? 'smoke.json' : 'latest.json'),
-    JSON.stringify({ options, machine: { cpus: os.cpus().length, node: process.version }, rows }, null, 2) + '\n',
-  );
+  const results =
+    JSON.stringify({ options, machine: { cpus: os.cpus().length, node: process.version }, loadAverages, rows }, null, 2) + '\n';
+  fs.writeFileSync(path.join(resultsDir, options.smoke ? 'smoke.json' : 'latest.json'), results);
+  if (!options.smoke) fs.writeFileSync(path.join(resultsDir, `search-${options.agents}.json`), results);
   const unmet = rows.filter((row) => row.met === false);
   if (unmet.length && !options.smoke) {
     console.error(`${unmet.length} goal(s) not met`);
     process.exitCode = 1;
+  }
+}
+
+function spawnServer(port: number, dataDir: string, cache: boolean): ChildProcess {
+  return spawn(
+    'node',
+    [
+      'out/api/serve.js',
+      '--port',
+      String(port),
+      '--data-dir',
+      dataDir,
+      '--no-demo-data',
+      '--rate-limit',
+      'off',
+      '--search-cache',
+      cache ? 'on' : 'off',
+    ],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+}
+
+/** Each search class loaded on its own, against the baseline's req/s. */
+async function loadClasses(origin: string, agents: BenchAgent[], baselineRps: number, cache: 'cache off' | 'cache on'): Promise<void> {
+  for (const kind of SEARCH_CLASSES) {
+    const queries = classSearches(agents, kind, 1000);
+    let at = 0;
+    const classLoad = await load(origin, () => {
+      const s = queries[at++ % queries.length]!;
+      if (kind === 'filtered POST') {
+        return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) };
+      }
+      return `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}`;
+    });
+    const ratio = classLoad.rps / baselineRps;
+    const met = classLoad.rps >= goals.classRps && ratio >= goals.classRatio && classLoad.p99 <= goals.classP99;
+    record(
+      `search class: ${kind} (${cache})`,
+      huge
+        ? `≥ ${goals.classRps} req/s, p99 ≤ ${goals.classP99} ms`
+        : `≥ ${goals.classRatio * 100} % of baseline, p99 ≤ ${goals.classP99} ms`,
+      `${fmt(classLoad.rps)} req/s = ${(ratio * 100).toFixed(1)} %, p99 ${classLoad.p99} ms`,
+      cache === 'cache off' ? met : null,
+    );
   }
 }
 
@@ -329,7 +401,7 @@ async function measureQuality(base: string, agents: BenchAgent[]) {
 }
 
 function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>) {
-  const config = createConfig({ dataDir, demoData: false });
+  const config = createConfig({ dataDir, demoData: false, searchCache: false });
   const db = openDatabase(databasePath(config));
   const services = createServices({ db, config });
   const run = (s: (typeof searches)[number]) =>
@@ -457,7 +529,7 @@ function printTable(): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((line) => line[i]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(
-    `\nAgent Directory benchmark: ${options.agents.toLocaleString('en')} agents, ${options.connections} connections, ${options.duration} s per load, ${os.cpus().length} cores, Node ${process.version}`,
+    `\nAgent Directory benchmark: ${options.agents.toLocaleString('en')} agents, ${options.connections} connections, ${options.duration} s per load, ${os.cpus().length} cores, Node ${process.version}, load average ${loadAverages.map((l) => `${l.load1} ${l.at}`).join(', ')}`,
   );
   console.log(format(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);

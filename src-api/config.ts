@@ -110,6 +110,11 @@ export const configSchema = z.object({
   claimCheckConcurrency: z.number().int().positive(),
   /** Longest time /stats may serve a cached answer while nothing changed (the change cursor invalidates it at once). */
   statsCacheTtlMs: z.number().int().nonnegative(),
+  /**
+   * Keep the answers to repeated searches (up to 1,000) until the next change to any agent: the change
+   * cursor empties the cache, so a write is never answered from it. Off: every search is computed.
+   */
+  searchCache: z.boolean(),
   /** Listed agents whose serialized profiles are kept in memory (about 0.85 KB each); past it, reads fall back to SQLite. */
   profileCacheEntries: z.number().int().positive(),
   /** Who may read GET /metrics: loopback clients or the admin token (`local`), the admin token only (`token`), nobody (`off`). */
@@ -183,6 +188,7 @@ export const defaultConfig: Config = {
   claimCheckTimeoutMs: 5_000,
   claimCheckConcurrency: 8,
   statsCacheTtlMs: 60_000,
+  searchCache: true,
   profileCacheEntries: 150_000,
   metrics: 'local',
   dnsServers: [],
@@ -252,6 +258,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
   }
+  if (env.AGENTDIR_SEARCH_CACHE) overrides.searchCache = parseOnOff(env.AGENTDIR_SEARCH_CACHE, 'AGENTDIR_SEARCH_CACHE');
   if (env.AGENTDIR_METRICS) overrides.metrics = parseMetricsAccess(env.AGENTDIR_METRICS, 'AGENTDIR_METRICS');
   if (env.AGENTDIR_DNS_SERVERS) overrides.dnsServers = parseDnsServers(env.AGENTDIR_DNS_SERVERS, 'AGENTDIR_DNS_SERVERS');
   if (env.AGENTDIR_FORGE_RAW_BASES) overrides.forgeRawBases = parseForgeRawBases(env.AGENTDIR_FORGE_RAW_BASES, 'AGENTDIR_FORGE_RAW_BASES');

@@ -34,6 +34,12 @@ async function main(argv: string[]): Promise<void> {
         wrap(() => parseOnOff(value, '--rate-limit')),
       ),
     )
+    .addOption(
+      new Option(
+        '--search-cache <on|off>',
+        'keep answers to repeated searches until the next change (default on, env AGENTDIR_SEARCH_CACHE)',
+      ).argParser((value) => wrap(() => parseOnOff(value, '--search-cache'))),
+    )
     .option('--log-requests', 'log every request to stdout')
     .addOption(
       new Option(
@@ -60,6 +66,7 @@ async function main(argv: string[]): Promise<void> {
     trustProxy?: TrustProxy | true;
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
+    searchCache?: boolean;
     logRequests?: boolean;
     metrics?: MetricsAccess;
     smtpUrl?: string;
@@ -77,6 +84,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.trustProxy !== undefined && { trustProxy: flags.trustProxy === true ? 1 : flags.trustProxy }),
     ...(flags.allowPrivateUrls && { allowPrivateUrls: true }),
     ...(flags.logRequests && { logRequests: true }),
+    ...(flags.searchCache !== undefined && { searchCache: flags.searchCache }),
     ...(flags.metrics !== undefined && { metrics: flags.metrics }),
     ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },

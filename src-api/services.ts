@@ -60,7 +60,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
-  const search = createSearchService({ ...base, agents });
+  const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
     agents,
@@ -84,6 +84,8 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
+  // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
+  reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
   const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).

@@ -1,16 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
-import type { Command } from 'commander';
-import { importAgents, ImportRejectedError, type ImportIssue, type ImportProgress } from '../modules/agents/agents-import';
+import { Option, type Command } from 'commander';
+import {
+  importAgents,
+  ImportRejectedError,
+  type ImportIssue,
+  type ImportProgress,
+  type ImportRecord,
+} from '../modules/agents/agents-import';
+import { readMcpRegistry } from '../modules/agents/mcp-registry';
 import { addDataDirOption, CliError, fileErrorMessage, formatCount, plural, withServices, type DataDirFlags } from './context';
 import { readRecords } from './read-records';
 
 /** Issues printed before "… and N more". */
 const MAX_REPORTED_ISSUES = 100;
 
+const FORMATS = ['agents', 'mcp-registry'] as const;
+
 interface ImportFlags extends DataDirFlags {
   emitEvents?: boolean;
+  format: (typeof FORMATS)[number];
 }
 
 export function registerImportCommand(program: Command): void {
@@ -19,7 +29,12 @@ export function registerImportCommand(program: Command): void {
       .command('import')
       .description('Import agents from a JSON array or a JSONL file, all or nothing')
       .argument('<file>', 'a JSON array of agents, or JSONL (one agent per line)')
-      .option('--emit-events', 'record webhook events for the changes (agent.registered, agent.updated, agent.verified); default: none'),
+      .option('--emit-events', 'record webhook events for the changes (agent.registered, agent.updated, agent.verified); default: none')
+      .addOption(
+        new Option('--format <format>', 'agents (records as below) or mcp-registry (MCP Registry server.json entries)')
+          .choices(FORMATS)
+          .default('agents'),
+      ),
   )
     .addHelpText(
       'after',
@@ -36,6 +51,12 @@ new agent), description, author, capabilities, categories, type; optionally:
                computed by the directory: accepted and ignored
 so that a file written by "export" imports back as it was.
 
+--format mcp-registry reads MCP Registry server.json entries instead (one, an
+array, or a registry list answer {"servers":[…]}): name/title, description,
+repository (or websiteUrl, or a remote) become the profile, packages and remotes
+become capabilities (mcp, npm, pypi, oci, streamable-http, …); the id is
+mcp-<name>, so importing a server again updates it.
+
 Every record is checked first (fields, duplicate ids, a source_url used by two
 agents); if any is invalid, each problem is reported with its line and nothing
 is written. Otherwise everything is written in one transaction.`,
@@ -49,12 +70,23 @@ is written. Otherwise everything is written in one transaction.`,
         throw new CliError(fileErrorMessage(error, file, 'read'));
       }
 
-      const { format, records, issues } = readRecords(text);
-      if (issues.length > 0) {
-        reportIssues(issues);
-        throw new CliError(
-          `${file} is not valid ${format === 'json' ? 'JSON' : 'JSONL'} (${plural(issues.length, 'error')}); nothing was imported`,
-        );
+      let records: ImportRecord[];
+      if (flags.format === 'mcp-registry') {
+        const read = readMcpRegistry(text);
+        if (read.issues.length > 0) {
+          reportIssues(read.issues);
+          throw new CliError(`${file} has invalid server.json entries (${plural(read.issues.length, 'error')}); nothing was imported`);
+        }
+        records = read.records;
+      } else {
+        const read = readRecords(text);
+        if (read.issues.length > 0) {
+          reportIssues(read.issues);
+          throw new CliError(
+            `${file} is not valid ${read.format === 'json' ? 'JSON' : 'JSONL'} (${plural(read.issues.length, 'error')}); nothing was imported`,
+          );
+        }
+        records = read.records;
       }
 
       const progress = process.stderr.isTTY ? createProgressBar() : undefined;

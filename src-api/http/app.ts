@@ -218,7 +218,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       installClientLimits(api);
 
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-      await api.register(fastifySwaggerUi, { routePrefix: '/docs' });
+      // indexPrefix: the page's assets are linked absolutely when it is opened without the trailing slash.
+      await api.register(fastifySwaggerUi, { routePrefix: '/docs', indexPrefix: API_PREFIX });
       await api.register(apiRoutes, { services, config });
     },
     { prefix: API_PREFIX },

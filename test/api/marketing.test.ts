@@ -16,7 +16,7 @@ let server: TestServer;
 let agentId: string;
 let registeredEventId: string;
 
-/** Every post of one agent, through the public API. */
+/** Every post of one agent, as the console lists them (drafts included). */
 interface PostBody {
   id: string;
   title: string;
@@ -30,8 +30,13 @@ interface PostBody {
 }
 
 async function postsOf(id: string): Promise<PostBody[]> {
-  const body = await json(await server.api(`/marketing/posts?agent_id=${id}&limit=100`));
-  return body.posts;
+  return server.services.marketing.listPosts({ agent_id: id, page: 1, limit: 100 }).items;
+}
+
+/** Publishes `n` of the drafts (the console's action), so the public list has something to show. */
+function publishDrafts(n: number): string[] {
+  const drafts = server.services.marketing.listPosts({ page: 1, limit: n, status: 'draft' }).items;
+  return drafts.map((draft) => server.services.marketing.publishPost(draft.id, 'mod').id);
 }
 
 function expectAppError(work: () => unknown, status: number, code: string): void {
@@ -180,7 +185,27 @@ describe('posts generated from directory events', () => {
 });
 
 describe('GET /marketing/posts', () => {
+  it('lists no drafts: only published posts, and archived ones that had been published', async () => {
+    const everything = server.services.marketing.listPosts({ page: 1, limit: 100 });
+    expect(everything.items.some((post) => post.status === 'draft')).toBe(true);
+    const before = await json(await server.api('/marketing/posts?limit=100'));
+    expect(before.posts.every((post: PostBody) => post.status === 'published' || post.status === 'archived')).toBe(true);
+
+    const [shown, unseen] = server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft' }).items;
+    expect(
+      (await json(await server.api(`/marketing/posts?agent_id=${shown!.agent_id}&limit=100`))).posts.map((p: PostBody) => p.id),
+    ).not.toContain(shown!.id);
+    server.services.marketing.publishPost(shown!.id, 'mod');
+    server.services.marketing.archivePost(shown!.id, 'mod');
+    server.services.marketing.archivePost(unseen!.id, 'mod');
+    const archived = await json(await server.api('/marketing/posts?status=archived&limit=100'));
+    const ids = archived.posts.map((p: PostBody) => p.id);
+    expect(ids).toContain(shown!.id);
+    expect(ids).not.toContain(unseen!.id);
+  });
+
   it('pages newest first with a total and Link headers', async () => {
+    publishDrafts(6);
     const all = await json(await server.api('/marketing/posts?limit=100'));
     expect(all.total).toBe(all.posts.length);
     const times = all.posts.map((post: { created_at: string }) => post.created_at);
@@ -197,25 +222,64 @@ describe('GET /marketing/posts', () => {
   });
 
   it('filters by status and tone', async () => {
+    for (const draft of server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft', tone: 'playful' }).items) {
+      server.services.marketing.publishPost(draft.id, 'mod');
+    }
     const playful = await json(await server.api('/marketing/posts?tone=playful&limit=100'));
     expect(playful.total).toBeGreaterThan(0);
     expect(playful.posts.every((post: { tone: string }) => post.tone === 'playful')).toBe(true);
 
-    const drafts = await json(await server.api('/marketing/posts?status=draft&tone=technical&limit=100'));
-    expect(drafts.total).toBeGreaterThan(0);
-    expect(drafts.posts.every((post: { tone: string; status: string }) => post.tone === 'technical' && post.status === 'draft')).toBe(true);
+    const published = await json(await server.api('/marketing/posts?status=published&tone=playful&limit=100'));
+    expect(published.total).toBeGreaterThan(0);
+    expect(published.posts.every((post: PostBody) => post.tone === 'playful' && post.status === 'published')).toBe(true);
 
     const archived = await json(await server.api('/marketing/posts?status=archived'));
-    expect(archived).toMatchObject({ posts: [], total: 0 });
+    expect(archived.posts.every((post: PostBody) => post.status === 'archived' && post.published_at)).toBe(true);
   });
 
   it('rejects an unknown status or tone, and a bad limit, with a problem', async () => {
-    for (const query of ['status=deleted', 'tone=sarcastic', 'limit=0', 'limit=101', 'page=0']) {
+    for (const query of ['status=deleted', 'status=draft', 'status=scheduled', 'tone=sarcastic', 'limit=0', 'limit=101', 'page=0']) {
       const response = await server.api(`/marketing/posts?${query}`);
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       expect((await json(response)).code).toBe('validation_failed');
     }
+  });
+});
+
+describe('hiding a review', () => {
+  it('archives every post generated from it, published or not, audited as system; others stay', async () => {
+    const created = await server.post(`/agents/${agentId}/reviews`, {
+      rating: 5,
+      comment: 'Spam spam spam, buy followers at example.net',
+      reviewer_name: 'Spammer',
+    });
+    expect(created.status).toBe(201);
+    const reviewId = (await json(created)).id as string;
+    const fromReview = (await postsOf(agentId)).filter((post) => post.body.includes('buy followers'));
+    expect(fromReview.length).toBeGreaterThan(0);
+    const [quoted] = fromReview;
+    server.services.marketing.publishPost(quoted!.id, 'mod');
+    const sourceEvent = server.services.marketing.getPost(quoted!.id).source_event_id;
+    const untouched = (await postsOf(agentId)).filter(
+      (post) => post.status === 'draft' && server.services.marketing.getPost(post.id).source_event_id !== sourceEvent,
+    );
+    expect(untouched.length).toBeGreaterThan(0);
+
+    server.services.reviews.setHidden(reviewId, true, 'mod');
+
+    const generated = (await postsOf(agentId)).filter((post) => server.services.marketing.getPost(post.id).source_event_id === sourceEvent);
+    expect(generated.length).toBe(TONES.length);
+    expect(generated.every((post) => post.status === 'archived')).toBe(true);
+    // The published one stays listed publicly, as archived; the drafts never were public.
+    const publicArchived = (await json(await server.api(`/marketing/posts?status=archived&agent_id=${agentId}&limit=100`))).posts;
+    expect(publicArchived.map((post: PostBody) => post.id)).toContain(quoted!.id);
+    const published = (await json(await server.api(`/marketing/posts?status=published&agent_id=${agentId}&limit=100`))).posts;
+    expect(published.some((post: PostBody) => post.body.includes('buy followers'))).toBe(false);
+
+    const [entry] = server.services.audit.list({ page: 1, limit: 5, entityType: 'marketing_post', entityId: quoted!.id }).items;
+    expect(entry).toMatchObject({ action: 'marketing_post.archive', actor: 'system' });
+    for (const post of untouched) expect(server.services.marketing.getPost(post.id).status).toBe('draft');
   });
 });
 

@@ -80,9 +80,19 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('serves a browsable reference at /api/v1/docs', async () => {
-    const response = await fetch(`${server.apiBaseUrl}/docs`, { redirect: 'follow' });
+  it.each(['/docs', '/docs/'])('serves a browsable reference at /api/v1%s whose assets all load', async (path) => {
+    const page = `${server.apiBaseUrl}${path}`;
+    const response = await fetch(page, { redirect: 'follow' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/html');
+    const html = await response.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => new URL(match[1]!, page).href);
+    expect(assets.some((url) => url.endsWith('/swagger-ui-bundle.js'))).toBe(true);
+    for (const url of assets) {
+      expect(new URL(url).pathname, url).toMatch(/^\/api\/v1\/docs\/static\//);
+      const asset = await fetch(url);
+      await asset.arrayBuffer(); // read to the end, so the connection goes idle and the server can close
+      expect(asset.status, url).toBe(200);
+    }
   });
 });

@@ -293,7 +293,7 @@ describe('TypeScript client: marketing', () => {
       const byTone = await client.marketingPosts({ tone, limit: 100 });
       expect(byTone.posts.every((post) => post.tone === tone)).toBe(true);
     }
-    await expectProblem(client.marketingPosts({ status: 'bogus' as 'draft' }), 400, 'validation_failed');
+    await expectProblem(client.marketingPosts({ status: 'draft' as 'published' }), 400, 'validation_failed');
 
     const tests = await client.abTests();
     for (const test of tests.ab_tests) {

@@ -387,7 +387,7 @@ export interface paths {
     };
     /**
      * List generated marketing posts
-     * @description Posts generated from directory events (agent.registered, agent.verified, review.created with rating ≥ 4), one per tone (professional, playful, technical, enthusiastic) and channel, newest first. Filter by status, tone, channel or agent.
+     * @description Posts generated from directory events (agent.registered, agent.verified, review.created with rating ≥ 4), one per tone (professional, playful, technical, enthusiastic) and channel, newest first. Filter by status, tone, channel or agent. Only published posts, and archived posts that had been published, are listed: drafts stay in the console. A post generated from a review that a moderator later hides is archived.
      */
     get: operations['getMarketingPosts'];
     put?: never;
@@ -3474,7 +3474,7 @@ export interface operations {
       query?: {
         page?: number;
         limit?: number;
-        status?: 'draft' | 'scheduled' | 'published' | 'archived';
+        status?: 'published' | 'archived';
         tone?: 'professional' | 'playful' | 'technical' | 'enthusiastic';
         channel?: 'twitter' | 'linkedin' | 'blog' | 'newsletter';
         agent_id?: string;

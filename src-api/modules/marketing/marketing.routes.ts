@@ -4,7 +4,7 @@ import { problemSchema } from '../../lib/schemas';
 import {
   abTestListSchema,
   listAbTestsQuerySchema,
-  listPostsQuerySchema,
+  publicListPostsQuerySchema,
   marketingMetricsSchema,
   METRICS_WINDOW_DAYS,
   postListSchema,
@@ -23,13 +23,15 @@ export const marketingRoutes: ApiRoutes = async (api, { services }) => {
         summary: 'List generated marketing posts',
         description:
           'Posts generated from directory events (agent.registered, agent.verified, review.created with rating ≥ 4), ' +
-          `one per tone (${TONES.join(', ')}) and channel, newest first. Filter by status, tone, channel or agent.`,
-        querystring: listPostsQuerySchema,
+          `one per tone (${TONES.join(', ')}) and channel, newest first. Filter by status, tone, channel or agent. ` +
+          'Only published posts, and archived posts that had been published, are listed: drafts stay in the console. ' +
+          'A post generated from a review that a moderator later hides is archived.',
+        querystring: publicListPostsQuerySchema,
         response: { 200: postListSchema, ...errors },
       },
     },
     async (request, reply) => {
-      const page = services.marketing.listPosts(request.query);
+      const page = services.marketing.listPosts(request.query, { publicOnly: true });
       setPageLinks(request, reply, page);
       return { posts: page.items, page: page.page, limit: page.limit, total: page.total };
     },

@@ -22,6 +22,12 @@ export const listPostsQuerySchema = pageQuerySchema.extend({
 });
 export type ListPostsQuery = z.infer<typeof listPostsQuerySchema>;
 
+/** What the public API lists: drafts and scheduled posts stay in the console. */
+export const PUBLIC_POST_STATUSES = ['published', 'archived'] as const;
+export const publicListPostsQuerySchema = listPostsQuerySchema.extend({
+  status: z.enum(PUBLIC_POST_STATUSES).optional(),
+});
+
 export const marketingPostSchema = z
   .object({
     id: z.string(),

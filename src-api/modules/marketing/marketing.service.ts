@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNotNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { inTransaction, type Db } from '../../db/client';
 import { ConflictError, NotFoundError, StaleVersionError, ValidationError } from '../../errors';
@@ -8,7 +8,7 @@ import type { Page } from '../../lib/schemas';
 import { agents } from '../agents/agents.table';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
-import type { EventRow } from '../events/events.table';
+import { events as eventsTable, type EventRow } from '../events/events.table';
 import { reviews } from '../reviews/reviews.table';
 import { conversionRate, evaluateAbTest, wilsonInterval } from './ab-test-stats';
 import {
@@ -128,6 +128,15 @@ function countsByKey(rows: Array<{ key: string | null; n: number }>, keys: reado
   return out;
 }
 
+/** The audit actor of what the service decides by itself. */
+const SYSTEM_ACTOR = 'system';
+
+/** What the public API may show: published posts, and archived ones that had been published. */
+const PUBLIC_POST = or(
+  eq(marketingPosts.status, 'published'),
+  and(eq(marketingPosts.status, 'archived'), isNotNull(marketingPosts.publishedAt)),
+)!;
+
 export function createMarketingService({ db, clock, ids, events, audit, onGenerationError }: MarketingServiceDeps) {
   const requirePost = (id: string): MarketingPostRow => {
     const row = db.select().from(marketingPosts).where(eq(marketingPosts.id, id)).get();
@@ -215,8 +224,13 @@ export function createMarketingService({ db, clock, ids, events, audit, onGenera
       }
     },
 
-    listPosts(query: ListPostsQuery): Page<MarketingPost> {
+    /**
+     * Posts, newest first. `publicOnly` (the REST API): published posts and archived ones that
+     * were published; drafts, scheduled posts and drafts archived unseen stay in the console.
+     */
+    listPosts(query: ListPostsQuery, { publicOnly = false }: { publicOnly?: boolean } = {}): Page<MarketingPost> {
       const filters: SQL[] = [];
+      if (publicOnly) filters.push(PUBLIC_POST);
       if (query.status) filters.push(eq(marketingPosts.status, query.status));
       if (query.tone) filters.push(eq(marketingPosts.tone, query.tone));
       if (query.channel) filters.push(eq(marketingPosts.channel, query.channel));
@@ -232,6 +246,35 @@ export function createMarketingService({ db, clock, ids, events, audit, onGenera
         .all();
       const total = db.select({ n: count() }).from(marketingPosts).where(where).get()?.n ?? 0;
       return { items: rows.map(toMarketingPost), page: query.page, limit: query.limit, total };
+    },
+
+    /**
+     * Archives every post generated from the `review.created` event of `reviewId` (they quote or
+     * name it), in the caller's transaction: a hidden review is not promoted. Audited as `system`.
+     */
+    archivePostsOfReview(reviewId: string, cause: { actor: string }): number {
+      const sourceEvents = db
+        .select({ id: eventsTable.id })
+        .from(eventsTable)
+        .where(and(eq(eventsTable.type, 'review.created'), sql`json_extract(${eventsTable.data}, '$.review_id') = ${reviewId}`));
+      const posts = db
+        .select()
+        .from(marketingPosts)
+        .where(and(inArray(marketingPosts.sourceEventId, sourceEvents), ne(marketingPosts.status, 'archived')))
+        .all();
+      for (const current of posts) {
+        const next: MarketingPostRow = { ...current, status: 'archived', version: current.version + 1 };
+        db.update(marketingPosts).set(next).where(eq(marketingPosts.id, current.id)).run();
+        audit.record({
+          actor: SYSTEM_ACTOR,
+          action: 'marketing_post.archive',
+          entityType: 'marketing_post',
+          entityId: current.id,
+          before: toAdminMarketingPost(current),
+          after: { ...toAdminMarketingPost(next), reason: `review ${reviewId} was hidden by ${cause.actor}` },
+        });
+      }
+      return posts.length;
     },
 
     getPost(id: string): AdminMarketingPost {

@@ -74,7 +74,14 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
     return toModeratedReview(found.review, found.agentName);
   };
 
+  const hiddenListeners: Array<(review: ModeratedReview, actor: string) => void> = [];
+
   return {
+    /** Runs `listener` inside the transaction that hides a review (marketing archives the posts quoting it). */
+    onHidden(listener: (review: ModeratedReview, actor: string) => void): void {
+      hiddenListeners.push(listener);
+    },
+
     /**
      * Adds a review to a listed agent: the row, the agent's rating aggregate
      * and trust score, and the `review.created` event commit together.
@@ -174,6 +181,7 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
           before,
           after,
         });
+        if (hidden) for (const listener of hiddenListeners) listener(after, actor);
         return after;
       });
     },

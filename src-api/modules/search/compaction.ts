@@ -1,3 +1,4 @@
+import { buildAccelerators } from './accelerators';
 import { FIELD_COUNT, quantiseImpact, type IndexStore } from './index-store';
 
 // Compaction policy: tails up to 10 % of the base (at least 32k postings), tombstones up to 20 % of slots
@@ -115,4 +116,5 @@ export function compact(store: IndexStore): void {
   store.slotCount = live;
   store.deadCount = 0;
   store.vocabulary.mergePending();
+  buildAccelerators(store);
 }

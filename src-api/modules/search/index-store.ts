@@ -115,6 +115,17 @@ export class IndexStore {
   /** Postings per term, tombstoned ones included (as is the N of idf, so the ratio stays right). */
   documentFrequency = new Int32Array(1024);
 
+  // Accelerators (see accelerators.ts): rebuilt by compaction, kept current by ingestion.
+  /** Slots below this are in the base postings; slots from it on only in tails. */
+  baseSlotCount = 0;
+  aliveBits = new Uint32Array(0);
+  termBits: (Uint32Array | undefined)[] = [];
+  blockMaxes: (Uint16Array | undefined)[] = [];
+  blockStarts: (Int32Array | undefined)[] = [];
+  /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */
+  nameHeads = new Int32Array(1024);
+  nameNext = new Int32Array(0);
+
   // Tags.
   /** Tag ids by key, one map per kind (author, category, capability). */
   readonly tagIdsByKind = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
@@ -208,6 +219,10 @@ export class IndexStore {
     this.matchedMasks = new Uint32Array(capacity);
     this.accumulatedTouched = new Int32Array(capacity);
     this.marks = grow(this.marks, (n) => new Uint32Array(n));
+    this.nameNext = grow(this.nameNext, (n) => new Int32Array(n));
+    const aliveBits = new Uint32Array((capacity + 31) >>> 5);
+    aliveBits.set(this.aliveBits.subarray(0, Math.min(this.aliveBits.length, aliveBits.length)));
+    this.aliveBits = aliveBits;
     this.capacity = capacity;
   }
 }

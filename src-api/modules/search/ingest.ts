@@ -16,6 +16,8 @@ import {
   type IndexableAgent,
   type IndexStore,
 } from './index-store';
+import { addNameEntry, noteTailPosting } from './accelerators';
+import { clearBit, setBit } from './bitsets';
 import { forEachIndexTerm, nameKeyOf, type TermVisitor } from './text';
 
 /**
@@ -131,6 +133,7 @@ export class Ingester {
       store.documentFrequency = grownInt32(store.documentFrequency, store.vocabulary.size);
     for (const termId of staged.terms) {
       store.tails.append(termId, slot, this.termFrequencyScratch[termId]! - 1);
+      noteTailPosting(store, termId, slot);
       this.termFrequencyScratch[termId] = 0;
       store.documentFrequency[termId]!++;
     }
@@ -150,11 +153,14 @@ export class Ingester {
 
     store.slotById.set(agent.id, slot);
     store.liveCount++;
+    setBit(store.aliveBits, slot);
+    addNameEntry(store, slot);
   }
 
   private removeSlot(slot: number): void {
     const store = this.store;
     store.alive[slot] = 0;
+    clearBit(store.aliveBits, slot);
     store.slotById.delete(store.docIds[slot]!);
     for (let field = 0; field < FIELD_COUNT; field++) {
       store.fieldLengthSums[field] = store.fieldLengthSums[field]! - store.fieldLengths[slot * FIELD_COUNT + field]!;

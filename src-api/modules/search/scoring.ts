@@ -1,6 +1,8 @@
 import { DEPRECATED_FACTOR, IMPACT_SCALE, TAG_CAPABILITY, tagKey, typeCodeOf, type IndexStore } from './index-store';
 import type { Expansions, QueryExpander } from './expansion';
 import type { ParsedQuery } from './text';
+import { popcount32 as bitCount } from './bitsets';
+import { prunedSearch } from './pruned';
 import { TopK } from './top-k';
 
 export interface SearchFilters {
@@ -75,6 +77,20 @@ export function browse(store: IndexStore, limit: number, filter: PreparedFilter)
   return { hits: top.sorted().map(({ slot }) => ({ id: store.docIds[slot]!, score: 0 })), total };
 }
 
+/** One query word: its bit in the match masks and the vocabulary terms it stands for. */
+export interface PlannedTerm {
+  bit: number;
+  expansions: Expansions;
+  /** Postings of all its expansions. */
+  postings: number;
+}
+
+/** Whether a text query is scored exhaustively, by the pruned scorer, or whichever suits it (`auto`). */
+export type ScoringMode = 'auto' | 'exhaustive' | 'pruned';
+
+/** Below this many postings for the whole query, scoring them all is cheaper than setting up pruning. */
+const PRUNING_MIN_POSTINGS = 4_096;
+
 /**
  * Agents matching a parsed text query, best first.
  *
@@ -84,6 +100,10 @@ export function browse(store: IndexStore, limit: number, filter: PreparedFilter)
  * then agents matching more query terms, then by BM25F relevance. When some
  * agent matches every query term only such agents are returned; otherwise
  * any agent matching at least one. Ties: trust score, then id.
+ *
+ * Queries on rare words score every posting (`exhaustiveSearch`); queries on
+ * words many agents use go to the pruned scorer (`prunedSearch`), which
+ * returns exactly the same hits and total.
  */
 export function textSearch(
   store: IndexStore,
@@ -91,18 +111,27 @@ export function textSearch(
   parsed: ParsedQuery,
   limit: number,
   filter: PreparedFilter,
+  mode: ScoringMode = 'auto',
 ): SearchHits {
   const termCount = parsed.terms.length;
-  const fullMask = termCount === 32 ? 0xffffffff : (1 << termCount) - 1;
   // Completions only for the last word, the one still being typed: cheaper, and less noise.
-  const plan = parsed.terms.map((term, index) => {
+  const plan: PlannedTerm[] = parsed.terms.map((term, index) => {
     const expansions = expander.expand(term, index === termCount - 1);
     const postings = expansions.terms.reduce((sum, { termId }) => sum + store.documentFrequencyOf(termId), 0);
     return { bit: 1 << index, expansions, postings };
   });
   // Rarest first: then, when every word is required, each later word only looks at the few agents still in the running.
   plan.sort((a, b) => a.postings - b.postings);
+  const postings = plan.reduce((sum, term) => sum + term.postings, 0);
+  const prune =
+    mode === 'pruned' || (mode === 'auto' && store.baseSlotCount > 0 && postings >= Math.max(PRUNING_MIN_POSTINGS, store.slotCount / 16));
+  return prune ? prunedSearch(store, plan, parsed, limit, filter) : exhaustiveSearch(store, plan, parsed, limit, filter);
+}
 
+/** Every posting of every query word scored: the reference the pruned scorer must equal. */
+function exhaustiveSearch(store: IndexStore, plan: PlannedTerm[], parsed: ParsedQuery, limit: number, filter: PreparedFilter): SearchHits {
+  const termCount = parsed.terms.length;
+  const fullMask = termCount === 32 ? 0xffffffff : (1 << termCount) - 1;
   let touchedCount = collect(store, plan, filter, true);
   const masks = store.matchedMasks;
   const touched = store.accumulatedTouched;
@@ -128,10 +157,28 @@ export function textSearch(
     }
   }
   resetAccumulated(store, touchedCount);
+  return { hits: publicHits(store, top), total: requireAll ? complete : touchedCount };
+}
+
+/** The heap's hits, best first, scores cut to 4 decimals. */
+export function publicHits(store: IndexStore, top: TopK): ScoredId[] {
+  return top.sorted().map(({ slot, score }) => ({ id: store.docIds[slot]!, score: Math.floor(score * 10_000) / 10_000 }));
+}
+
+/** idf of a term with `frequency` postings among the store's slots, and the largest possible (a term in one agent). */
+export function idfScale(store: IndexStore): { idf: (frequency: number) => number; maxIdf: number } {
+  const documents = Math.max(1, store.slotCount);
   return {
-    hits: top.sorted().map(({ slot, score }) => ({ id: store.docIds[slot]!, score: Math.floor(score * 10_000) / 10_000 })),
-    total: requireAll ? complete : touchedCount,
+    idf: (frequency) => Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5)),
+    maxIdf: Math.log(1 + (documents - 0.5) / 1.5),
   };
+}
+
+/** A term's weight: factor × idf / idfMax, a completion or typo never counted as rarer than the word actually typed. */
+export function termWeight(store: IndexStore, expansions: Expansions, termId: number, factor: number): number {
+  const { idf, maxIdf } = idfScale(store);
+  const idfCap = expansions.exactFrequency > 0 ? idf(expansions.exactFrequency) : Infinity;
+  return (factor * Math.min(idf(store.documentFrequency[termId]!), idfCap)) / maxIdf;
 }
 
 /**
@@ -141,10 +188,7 @@ export function textSearch(
  * scores agents that matched every word before it (so the result holds all
  * the agents matching every word, and some that do not).
  */
-function collect(store: IndexStore, plan: { bit: number; expansions: Expansions }[], filter: PreparedFilter, conjunctive: boolean): number {
-  const documents = Math.max(1, store.slotCount);
-  const maxIdf = Math.log(1 + (documents - 0.5) / 1.5);
-  const idf = (frequency: number): number => Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
+function collect(store: IndexStore, plan: PlannedTerm[], filter: PreparedFilter, conjunctive: boolean): number {
   const best = store.termBest;
   const termTouched = store.termTouched;
   const accumulated = store.accumulated;
@@ -159,12 +203,9 @@ function collect(store: IndexStore, plan: { bit: number; expansions: Expansions 
     // -1: any agent; otherwise only agents whose matched words are exactly those seen so far.
     const required = conjunctive ? seenMask : -1;
     let termTouchedCount = 0;
-    // A completion or a typo never counts as rarer than the word actually typed, so exact words rank first.
-    const idfCap = expansions.exactFrequency > 0 ? idf(expansions.exactFrequency) : Infinity;
     for (const { termId, factor } of expansions.terms) {
-      const frequency = store.documentFrequency[termId]!;
-      if (frequency === 0) continue;
-      const weight = (factor * Math.min(idf(frequency), idfCap)) / maxIdf;
+      if (store.documentFrequency[termId] === 0) continue;
+      const weight = termWeight(store, expansions, termId, factor);
       if (termId < store.baseTermCount) {
         const scaled = weight / IMPACT_SCALE;
         const end = baseOffsets[termId + 1]!;
@@ -216,10 +257,4 @@ function resetAccumulated(store: IndexStore, touchedCount: number): void {
     store.accumulated[slot] = 0;
     store.matchedMasks[slot] = 0;
   }
-}
-
-function bitCount(mask: number): number {
-  let value = mask - ((mask >>> 1) & 0x55555555);
-  value = (value & 0x33333333) + ((value >>> 2) & 0x33333333);
-  return (((value + (value >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }

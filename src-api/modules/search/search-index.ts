@@ -3,13 +3,13 @@ import { findConnections, type ConnectionHit, type ConnectionOptions } from './c
 import { QueryExpander } from './expansion';
 import { Ingester } from './ingest';
 import { IndexStore, type IndexableAgent } from './index-store';
-import { browse, prepareFilter, textSearch, type SearchFilters, type SearchHits } from './scoring';
+import { browse, prepareFilter, textSearch, type ScoringMode, type SearchFilters, type SearchHits } from './scoring';
 import { parseQuery } from './text';
 
 export { allowedEdits, ONE_EDIT_MIN_LENGTH, TWO_EDITS_MIN_LENGTH } from './expansion';
 export { CONNECTION_WEIGHTS, type ConnectionHit } from './connections';
 export { FIELD_WEIGHTS, tagKey, type IndexableAgent } from './index-store';
-export type { ScoredId, SearchFilters, SearchHits } from './scoring';
+export type { ScoredId, ScoringMode, SearchFilters, SearchHits } from './scoring';
 
 export type SearchIndexOptions = ConnectionOptions;
 
@@ -68,14 +68,15 @@ export class SearchIndex {
   /**
    * Agents matching `query`, best first (see `textSearch` for the score).
    * An empty query (no letters or digits) lists every agent that passes the
-   * filters, by trust score, with score 0.
+   * filters, by trust score, with score 0. `mode` forces the exhaustive or
+   * the pruned scorer (tests compare them); by default the query decides.
    */
-  search(query: string, limit: number, filters: SearchFilters = {}): SearchHits {
+  search(query: string, limit: number, filters: SearchFilters = {}, mode: ScoringMode = 'auto'): SearchHits {
     const filter = prepareFilter(this.store, filters);
     if (filter === null) return { hits: [], total: 0 };
     const parsed = parseQuery(query, MAX_QUERY_TERMS);
     if (parsed.terms.length === 0) return browse(this.store, limit, filter);
-    return textSearch(this.store, this.expander, parsed, limit, filter);
+    return textSearch(this.store, this.expander, parsed, limit, filter, mode);
   }
 
   /**

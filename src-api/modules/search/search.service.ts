@@ -8,6 +8,7 @@ import type { AgentRow } from '../agents/agents.table';
 import { createAgentRowStatements } from '../agents/agent-rows';
 import { parseProfile, type ProfileJson } from '../agents/profile-cache';
 import { JsonBytes } from '../../lib/json-bytes';
+import { ResultCache } from './result-cache';
 import { CONNECTION_WEIGHTS, SearchIndex, tagKey, type ConnectionHit, type SearchFilters } from './search-index';
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -23,6 +24,8 @@ export interface SearchServiceDeps {
   clock: Clock;
   ids?: IdGenerator;
   agents: AgentsService;
+  /** Keep answers to repeated searches until the next change (config.searchCache). */
+  cache?: boolean;
 }
 
 interface SearchPage {
@@ -32,6 +35,9 @@ interface SearchPage {
   limit: number;
   total: number;
 }
+
+/** Answers kept by the result cache. */
+const RESULT_CACHE_ENTRIES = 1_000;
 
 /** Rows read per catch-up query; a large backlog (first build, a big import) takes several. */
 const CATCH_UP_BATCH = 2_000;
@@ -52,8 +58,10 @@ const CATCH_UP_BATCH = 2_000;
  * hits takes its profiles from the agents' profile cache, which follows the
  * same cursor.
  */
-export function createSearchService({ db, agents }: SearchServiceDeps) {
+export function createSearchService({ db, agents, cache = false }: SearchServiceDeps) {
   const index = new SearchIndex();
+  // Per search: the page of hits, and its JSON once a REST route has asked for it.
+  const results = cache ? new ResultCache<{ page: SearchPage; json?: Buffer }>(RESULT_CACHE_ENTRIES) : undefined;
   const rows = createAgentRowStatements(db);
   let lastSeenSeq = -1;
   /** When the index last took in a change (ms since the epoch; 0 before the first), for /metrics. */
@@ -88,6 +96,26 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
   function catchUp(): void {
     if (agents.latestChangeSeq() <= lastSeenSeq) return;
     applyBatches(Infinity);
+  }
+
+  /** The page of hits for `params` (from the result cache when on and current), with its cache entry. */
+  function cachedHits(params: SearchParams): { page: SearchPage; json?: Buffer } {
+    catchUp();
+    if (!results) return { page: findHits(params) };
+    const key = JSON.stringify([
+      (params.query ?? params.q ?? '').trim(),
+      params.page ?? 1,
+      params.limit ?? DEFAULT_SEARCH_LIMIT,
+      params.type,
+      params.min_trust,
+      params.capabilities,
+    ]);
+    // lastSeenSeq is the change cursor the index (and so every answer computed now) has caught up to.
+    const hit = results.get(key, lastSeenSeq);
+    if (hit) return hit;
+    const entry = { page: findHits(params) };
+    results.set(key, lastSeenSeq, entry);
+    return entry;
   }
 
   /** The page of hits for `params`, with each agent's profile JSON. */
@@ -177,7 +205,7 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
 
     /** Search results as objects (the console's tRPC procedure, in-process callers). */
     search(params: SearchParams): SearchResult {
-      const { query, hits, page, limit, total } = findHits(params);
+      const { query, hits, page, limit, total } = cachedHits(params).page;
       return { query, agents: hits.map((hit): SearchHit => ({ ...parseProfile(hit.profile), score: hit.score })), page, limit, total };
     },
 
@@ -186,13 +214,14 @@ export function createSearchService({ db, agents }: SearchServiceDeps) {
      * routes), with the paging figures for the `Link` header.
      */
     searchJson(params: SearchParams): { json: Buffer; page: number; limit: number; total: number } {
-      const { query, hits, page, limit, total } = findHits(params);
-      const json = new JsonBytes()
+      const entry = cachedHits(params);
+      const { query, hits, page, limit, total } = entry.page;
+      entry.json ??= new JsonBytes()
         .raw(`{"query":${JSON.stringify(query)},"agents":[`)
         .list(hits, (hit, out) => withTrailingFields(out, hit.profile, `"score":${JSON.stringify(hit.score)}`))
         .raw(`],"page":${page},"limit":${limit},"total":${total}}`)
         .toBuffer();
-      return { json, page, limit, total };
+      return { json: entry.json, page, limit, total };
     },
 
     /** Listed agents related to `id` (shared categories, author, capabilities), best first. */

@@ -1,0 +1,385 @@
+import { BLOCK_BITS, BLOCK_SIZE, forEachNamed } from './accelerators';
+import { andInto, anyBitIn, countBits, grownBits, hasBit, orInto, popcount32, retainBits, setBit } from './bitsets';
+import { DEPRECATED_FACTOR, IMPACT_SCALE, type IndexStore } from './index-store';
+import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
+import type { ParsedQuery } from './text';
+import { TopK } from './top-k';
+
+/**
+ * Top-k over words most agents use without scoring most of their postings:
+ * block-max pruning (as in Mallia, Suel, Tonellotto, "Faster Learned Sparse
+ * Retrieval with Block-Max Pruning", SIGIR 2024) over the base postings,
+ * with exact totals from bitsets.
+ *
+ * 1. The matching agents as a bitset: per query word the OR of its
+ *    expansions' bitsets (postings scattered for terms too rare to have one),
+ *    then AND over the words (OR when no agent has them all), live and
+ *    passing the filters. `total` is its bit count.
+ * 2. Agents added since the last compaction (tail postings, all in slots at
+ *    or above `baseSlotCount`) are scored in full.
+ * 3. The base slots fall into blocks of BLOCK_SIZE. A block's bound is the
+ *    score its best agent could have: per word the best expansion weight ×
+ *    the block's highest impact, summed as the real score sums them. Blocks
+ *    are scored best bound first; once the k-th best score so far is above
+ *    the next bound, no remaining block can change the result, and we stop.
+ *    (Equal is not enough: an agent tying the k-th score may win on trust.)
+ *
+ * Every score is computed by the same float operations in the same order as
+ * the exhaustive scorer, and each bound by the same operations on numbers
+ * at least as large, so hits, order and total are exactly the exhaustive
+ * scorer's (test/unit/search-pruning.test.ts checks it on random corpora).
+ */
+/** Blocks of the last pruned query and how many of them were scored (for tests and the bench). */
+export const pruningStats = { blocks: 0, scored: 0 };
+
+export function prunedSearch(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  parsed: ParsedQuery,
+  limit: number,
+  filter: PreparedFilter,
+): SearchHits {
+  const termCount = plan.length;
+  const scratch = scratchOf(store);
+  const words = (store.slotCount + 31) >>> 5;
+  const { requireAll, total } = matchingBits(store, plan, filter, scratch, words);
+  const matching = scratch.matching;
+  const top = new TopK(limit, store.trust, store.docIds);
+  if (total === 0 || limit <= 0) return { hits: [], total };
+
+  const weights = plan.map(({ expansions }) =>
+    expansions.terms.map(({ termId, factor }) =>
+      store.documentFrequency[termId] === 0 ? 0 : termWeight(store, expansions, termId, factor),
+    ),
+  );
+  const scorer = new BlockScorer(store, plan, weights, matching, parsed.nameKey, requireAll);
+
+  // 2. Tail slots, in full.
+  scorer.scoreTails(top);
+
+  // 3. Base blocks, best bound first.
+  const blocks = (store.baseSlotCount + BLOCK_SIZE - 1) >>> BLOCK_BITS;
+  if (blocks === 0) return { hits: publicHits(store, top), total };
+  const bounds = scratch.bounds(termCount, blocks);
+  for (let t = 0; t < termCount; t++) termBlockBounds(store, plan[t]!, weights[t]!, bounds[t]!, blocks);
+  const nameBonus = scratch.nameBonus(blocks);
+  forEachNamed(store, parsed.nameKey, (slot) => {
+    if (slot < store.baseSlotCount && hasBit(matching, slot)) nameBonus[slot >>> BLOCK_BITS] = 1;
+  });
+  const heap = scratch.blockHeap(blocks);
+  for (let block = 0; block < blocks; block++) {
+    if (!anyBitIn(matching, block << BLOCK_BITS, Math.min(store.baseSlotCount, (block + 1) << BLOCK_BITS))) continue;
+    let sum = 0;
+    let present = 0;
+    for (let t = 0; t < termCount; t++) {
+      const bound = bounds[t]![block]!;
+      if (bound > 0) {
+        sum += bound;
+        present++;
+      }
+    }
+    // As the score: (matched words + exact name) + min(0.9999, sum / words).
+    heap.push(block, (requireAll ? termCount : present) + nameBonus[block]! + Math.min(0.9999, sum / termCount));
+  }
+  heap.heapify();
+  pruningStats.blocks = blocks;
+  pruningStats.scored = 0;
+  while (heap.size > 0) {
+    if (top.full && heap.topKey < top.worstScore) break;
+    scorer.scoreBlock(heap.pop(), top);
+    pruningStats.scored++;
+  }
+  return { hits: publicHits(store, top), total };
+}
+
+/** Step 1: the matching slots into `scratch.matching`; whether they must have every word, and how many there are. */
+function matchingBits(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  filter: PreparedFilter,
+  scratch: PruningScratch,
+  words: number,
+): { requireAll: boolean; total: number } {
+  const { matching, union, word: wordBits, capability } = scratch.bitsets(words);
+  matching.fill(0, 0, words);
+  union.fill(0, 0, words);
+  if (filter.capabilityStamp !== 0) {
+    capability.fill(0, 0, words);
+    for (const slot of filter.candidates!) if (store.marks[slot] === filter.capabilityStamp) setBit(capability, slot);
+  }
+  const { typeCode, minTrust } = filter;
+  const finish = (bits: Uint32Array): number => {
+    andInto(bits, store.aliveBits, words);
+    if (filter.capabilityStamp !== 0) andInto(bits, capability, words);
+    if (typeCode >= 0 || minTrust > -Infinity) {
+      const { typeCodes, trust } = store;
+      retainBits(bits, words, (slot) => (typeCode < 0 || typeCodes[slot] === typeCode) && trust[slot]! >= minTrust);
+    }
+    return countBits(bits, words);
+  };
+  plan.forEach((term, t) => {
+    wordBits.fill(0, 0, words);
+    for (const { termId } of term.expansions.terms) {
+      if (store.documentFrequency[termId] === 0) continue;
+      const bits = store.termBits[termId];
+      if (bits !== undefined) {
+        orInto(wordBits, bits, words);
+        continue;
+      }
+      if (termId < store.baseTermCount) {
+        for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) setBit(wordBits, store.baseSlots[p]!);
+      }
+      for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry))
+        setBit(wordBits, store.tails.slot(entry));
+    }
+    if (t === 0) matching.set(wordBits.subarray(0, words));
+    else andInto(matching, wordBits, words);
+    if (plan.length > 1) orInto(union, wordBits, words);
+  });
+  const complete = finish(matching);
+  if (complete > 0 || plan.length === 1) return { requireAll: true, total: complete };
+  matching.set(union.subarray(0, words));
+  return { requireAll: false, total: finish(matching) };
+}
+
+/**
+ * Per block, the best score this query word can give any agent there (0: none of its expansions has postings there).
+ * Float32, as the scorer keeps each word's best score (`termBest`): rounding is monotone, so the bound still holds after it.
+ */
+function termBlockBounds(store: IndexStore, term: PlannedTerm, weights: number[], bounds: Float32Array, blocks: number): void {
+  bounds.fill(0, 0, blocks);
+  term.expansions.terms.forEach(({ termId }, e) => {
+    const weight = weights[e]!;
+    if (weight === 0 || termId >= store.baseTermCount) return;
+    const scaled = weight / IMPACT_SCALE;
+    const maxes = store.blockMaxes[termId];
+    if (maxes !== undefined) {
+      for (let block = 0; block < blocks; block++) {
+        const bound = scaled * maxes[block]!;
+        if (bound > bounds[block]!) bounds[block] = bound;
+      }
+      return;
+    }
+    // Too rare for block maxima: its few postings give them.
+    const { baseSlots, baseImpacts } = store;
+    for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) {
+      const block = baseSlots[p]! >>> BLOCK_BITS;
+      const bound = scaled * baseImpacts[p]!;
+      if (bound > bounds[block]!) bounds[block] = bound;
+    }
+  });
+}
+
+/** Scores agents as the exhaustive scorer does, restricted to the matching bitset, a block (or the tails) at a time. */
+class BlockScorer {
+  private touchedCount = 0;
+  private readonly termCount: number;
+
+  constructor(
+    private readonly store: IndexStore,
+    private readonly plan: PlannedTerm[],
+    private readonly weights: number[][],
+    private readonly matching: Uint32Array,
+    private readonly nameKey: number,
+    private readonly requireAll: boolean,
+  ) {
+    this.termCount = plan.length;
+  }
+
+  scoreTails(top: TopK): void {
+    const { store, matching } = this;
+    const { tails, termBest: best, termTouched } = store;
+    this.plan.forEach((term, t) => {
+      let termTouchedCount = 0;
+      term.expansions.terms.forEach(({ termId }, e) => {
+        const weight = this.weights[t]![e]!;
+        if (weight === 0) return;
+        for (let entry = tails.head(termId); entry !== 0; entry = tails.previous(entry)) {
+          const slot = tails.slot(entry);
+          if (!hasBit(matching, slot)) continue;
+          const score = weight * store.impactOf(tails.frequencies(entry), slot);
+          if (score > best[slot]!) {
+            if (best[slot] === 0) termTouched[termTouchedCount++] = slot;
+            best[slot] = score;
+          }
+        }
+      });
+      this.addTerm(term.bit, termTouchedCount);
+    });
+    this.offerTouched(top);
+  }
+
+  scoreBlock(block: number, top: TopK): void {
+    const { store, matching } = this;
+    const { baseSlots, baseImpacts, baseOffsets, termBest: best, termTouched } = store;
+    const from = block << BLOCK_BITS;
+    const to = from + BLOCK_SIZE;
+    this.plan.forEach((term, t) => {
+      let termTouchedCount = 0;
+      term.expansions.terms.forEach(({ termId }, e) => {
+        const weight = this.weights[t]![e]!;
+        if (weight === 0 || termId >= store.baseTermCount) return;
+        const scaled = weight / IMPACT_SCALE;
+        const starts = store.blockStarts[termId];
+        let p: number;
+        let end: number;
+        if (starts !== undefined) {
+          p = starts[block]!;
+          end = starts[block + 1]!;
+        } else {
+          p = lowerBound(baseSlots, baseOffsets[termId]!, baseOffsets[termId + 1]!, from);
+          end = baseOffsets[termId + 1]!;
+        }
+        for (; p < end; p++) {
+          const slot = baseSlots[p]!;
+          if (slot >= to) break;
+          if (!hasBit(matching, slot)) continue;
+          const score = scaled * baseImpacts[p]!;
+          if (score > best[slot]!) {
+            if (best[slot] === 0) termTouched[termTouchedCount++] = slot;
+            best[slot] = score;
+          }
+        }
+      });
+      this.addTerm(term.bit, termTouchedCount);
+    });
+    this.offerTouched(top);
+  }
+
+  /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */
+  private addTerm(bit: number, termTouchedCount: number): void {
+    const { termBest: best, termTouched, accumulated, matchedMasks: masks, accumulatedTouched: touched } = this.store;
+    for (let i = 0; i < termTouchedCount; i++) {
+      const slot = termTouched[i]!;
+      if (masks[slot] === 0) touched[this.touchedCount++] = slot;
+      accumulated[slot] = accumulated[slot]! + best[slot]!;
+      masks[slot] = masks[slot]! | bit;
+      best[slot] = 0;
+    }
+  }
+
+  private offerTouched(top: TopK): void {
+    const { accumulated, matchedMasks: masks, accumulatedTouched: touched, nameKeys, deprecated } = this.store;
+    const fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
+    for (let i = 0; i < this.touchedCount; i++) {
+      const slot = touched[i]!;
+      const mask = masks[slot]!;
+      if (!this.requireAll || mask === fullMask) {
+        const relevance = Math.min(0.9999, accumulated[slot]! / this.termCount);
+        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const score = popcount32(mask) + exactName + relevance;
+        // Demoting deprecated agents only lowers a score: block bounds still hold.
+        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+      }
+      accumulated[slot] = 0;
+      masks[slot] = 0;
+    }
+    this.touchedCount = 0;
+  }
+}
+
+function lowerBound(values: Int32Array, from: number, to: number, target: number): number {
+  let low = from;
+  let high = to;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid]! < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Blocks by bound, highest first: a binary max-heap on typed arrays, built in one pass. */
+class BlockHeap {
+  size = 0;
+  constructor(
+    private readonly blocks: Int32Array,
+    private readonly keys: Float64Array,
+  ) {}
+
+  push(block: number, key: number): void {
+    this.blocks[this.size] = block;
+    this.keys[this.size++] = key;
+  }
+
+  heapify(): void {
+    for (let i = (this.size >>> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  get topKey(): number {
+    return this.keys[0]!;
+  }
+
+  pop(): number {
+    const block = this.blocks[0]!;
+    this.size--;
+    this.blocks[0] = this.blocks[this.size]!;
+    this.keys[0] = this.keys[this.size]!;
+    this.siftDown(0);
+    return block;
+  }
+
+  private siftDown(index: number): void {
+    const { blocks, keys, size } = this;
+    for (;;) {
+      const left = index * 2 + 1;
+      const right = left + 1;
+      let best = index;
+      if (left < size && keys[left]! > keys[best]!) best = left;
+      if (right < size && keys[right]! > keys[best]!) best = right;
+      if (best === index) return;
+      [blocks[best], blocks[index]] = [blocks[index]!, blocks[best]!];
+      [keys[best], keys[index]] = [keys[index]!, keys[best]!];
+      index = best;
+    }
+  }
+}
+
+/** Scratch arrays of the pruned scorer, kept per store and grown as needed (a query is synchronous: one set is enough). */
+class PruningScratch {
+  matching: Uint32Array = new Uint32Array(0);
+  private unionBits: Uint32Array = new Uint32Array(0);
+  private wordBits: Uint32Array = new Uint32Array(0);
+  private capabilityBits: Uint32Array = new Uint32Array(0);
+  private termBounds: Float32Array[] = [];
+  private bonus = new Uint8Array(0);
+  private heapBlocks = new Int32Array(0);
+  private heapKeys = new Float64Array(0);
+
+  bitsets(words: number) {
+    this.matching = grownBits(this.matching, words);
+    this.unionBits = grownBits(this.unionBits, words);
+    this.wordBits = grownBits(this.wordBits, words);
+    this.capabilityBits = grownBits(this.capabilityBits, words);
+    return { matching: this.matching, union: this.unionBits, word: this.wordBits, capability: this.capabilityBits };
+  }
+
+  bounds(terms: number, blocks: number): Float32Array[] {
+    for (let t = 0; t < terms; t++) {
+      if ((this.termBounds[t]?.length ?? 0) < blocks) this.termBounds[t] = new Float32Array(blocks * 2);
+    }
+    return this.termBounds;
+  }
+
+  nameBonus(blocks: number): Uint8Array {
+    if (this.bonus.length < blocks) this.bonus = new Uint8Array(blocks * 2);
+    this.bonus.fill(0, 0, blocks);
+    return this.bonus;
+  }
+
+  blockHeap(blocks: number): BlockHeap {
+    if (this.heapBlocks.length < blocks) {
+      this.heapBlocks = new Int32Array(blocks * 2);
+      this.heapKeys = new Float64Array(blocks * 2);
+    }
+    return new BlockHeap(this.heapBlocks, this.heapKeys);
+  }
+}
+
+const scratches = new WeakMap<IndexStore, PruningScratch>();
+
+function scratchOf(store: IndexStore): PruningScratch {
+  let scratch = scratches.get(store);
+  if (!scratch) scratches.set(store, (scratch = new PruningScratch()));
+  return scratch;
+}

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConfig, databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
+import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+
+/** mulberry32, so a failing sequence of writes and searches can be replayed. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { int: (max: number) => Math.floor(next() * max), pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]! };
+}
+
+const WORDS = ['quillon', 'vellum', 'rondel', 'gorget', 'pauldron', 'tasset'];
+
+describe('search result cache', () => {
+  let cached: TestServer;
+  let uncached: TestServer;
+
+  beforeAll(async () => {
+    cached = await startTestServer({ searchCache: true, demoData: false });
+    uncached = await startTestServer({ searchCache: false, demoData: false });
+  });
+  afterAll(async () => {
+    await cached.close();
+    await uncached.close();
+  });
+
+  it('answers a repeated search from the cache only while nothing changed, and not at all when switched off', () => {
+    cached.services.agents.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
+    uncached.services.agents.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
+    const params = { q: 'quillon', limit: 5 };
+    const first = cached.services.search.searchJson(params).json;
+    expect(cached.services.search.searchJson(params).json).toBe(first);
+    cached.services.agents.create(agentInput({ name: 'Quillon Second' }), { emitEvents: false });
+    const after = cached.services.search.searchJson(params).json;
+    expect(after).not.toBe(first);
+    expect(JSON.parse(after.toString()).total).toBe(2);
+
+    const off = uncached.services.search.searchJson(params).json;
+    expect(uncached.services.search.searchJson(params).json).not.toBe(off);
+    expect(uncached.services.search.searchJson(params).json.equals(off)).toBe(true);
+  });
+
+  it('never serves a result from before a write, by this process or another one on the same database', async () => {
+    // The answer with the cache on must always equal a fresh computation (a second service set with the cache off, on the same file).
+    const config = cached.services.config;
+    const otherDb = openDatabase(databasePath(config));
+    const other = createServices({ db: otherDb, config: createConfig({ ...config, searchCache: false }) });
+    const r = random(7);
+    const ids: string[] = [];
+    try {
+      for (let step = 0; step < 150; step++) {
+        const writer = r.int(2) === 0 ? cached.services : other;
+        const roll = r.int(6);
+        if (roll === 0 || ids.length === 0) {
+          const name = `${r.pick(WORDS)} ${r.pick(WORDS)}`;
+          ids.push(writer.agents.create(agentInput({ name, description: `${r.pick(WORDS)} agent` }), { emitEvents: false }).id);
+        } else if (roll === 1) {
+          writer.agents.update(r.pick(ids), { tagline: `Now about ${r.pick(WORDS)}` }, { emitEvents: false });
+        } else if (roll === 2) {
+          const id = r.pick(ids);
+          writer.agents.setListed(id, !writer.agents.getRow(id).listed, { emitEvents: false });
+        } else if (roll === 3) {
+          writer.agents.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
+        }
+        // Searches over REST (the cached server) and in the other service set (never cached), twice each.
+        for (let i = 0; i < 2; i++) {
+          const q = r.int(3) === 0 ? `${r.pick(WORDS)} ${r.pick(WORDS)}` : r.pick(WORDS);
+          const page = 1 + r.int(2);
+          const viaRest = await json(await cached.api(`/agents/search?${new URLSearchParams({ q, limit: '3', page: String(page) })}`));
+          const fresh = other.search.search({ q, limit: 3, page });
+          expect(
+            { ids: viaRest.agents.map((agent: { id: string }) => agent.id), total: viaRest.total },
+            `step ${step}, q ${q}, page ${page}`,
+          ).toEqual({ ids: fresh.agents.map((agent) => agent.id), total: fresh.total });
+        }
+      }
+    } finally {
+      otherDb.$client.close();
+    }
+  });
+});

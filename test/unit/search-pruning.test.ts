@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
+import { BLOCK_SIZE } from '../../src-api/modules/search/accelerators';
+import { pruningStats } from '../../src-api/modules/search/pruned';
+import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+
+/** mulberry32: reproducible random corpora, so a failure names its seed. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (max: number) => Math.floor(next() * max),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
+  };
+}
+
+// A small vocabulary with skew: a few words in most agents, word forms ("deploy", "deploys", "deployment"), prefixes, near misses.
+const COMMON = ['agent', 'data', 'workflow', 'model'];
+const WORDS = [
+  ...COMMON,
+  'agents',
+  'deploy',
+  'deploys',
+  'deployment',
+  'summarize',
+  'summarizer',
+  'summarization',
+  'translate',
+  'translator',
+  'security',
+  'secure',
+  'review',
+  'reviewer',
+  'code',
+  'search',
+  'searches',
+  'dataset',
+  'datasets',
+  'platform',
+  'cloud',
+  'monitor',
+  'monitoring',
+  'report',
+  'reports',
+  'kestrel',
+];
+const QUERY_WORDS = [...WORDS, 'agnet', 'deplyment', 'summ', 'sec', 'dat', 'wor', 'Agent Data', 'reviw'];
+
+function text(r: ReturnType<typeof random>, length: number): string {
+  const words: string[] = [];
+  for (let i = 0; i < length; i++) words.push(r.next() < 0.5 ? r.pick(COMMON) : r.pick(WORDS));
+  return words.join(' ');
+}
+
+function corpus(seed: number, size: number): IndexableAgent[] {
+  const r = random(seed);
+  return Array.from({ length: size }, (_, i) => ({
+    id: `a-${i.toString(36).padStart(4, '0')}`,
+    name: r.next() < 0.05 ? 'Agent Data' : `${r.pick(WORDS)} ${r.pick(WORDS)}`,
+    tagline: text(r, 1 + r.int(4)),
+    description: text(r, r.int(30)),
+    author: r.next() < 0.2 ? 'Kestrel Security' : `author${r.int(20)}`,
+    capabilities: r.next() < 0.5 ? [r.pick(['python', 'sql', 'ocr'])] : [],
+    categories: [],
+    type: r.pick(AGENT_TYPES),
+    // Few distinct trust scores, so ties on score are broken by trust and id as well.
+    trustScore: r.int(4) * 25,
+    listed: true,
+    status: r.next() < 0.1 ? 'deprecated' : 'active',
+  }));
+}
+
+function queries(seed: number, count: number): { q: string; limit: number; filters: SearchFilters }[] {
+  const r = random(seed);
+  return Array.from({ length: count }, () => {
+    const words = 1 + r.int(3);
+    const q = Array.from({ length: words }, () => r.pick(QUERY_WORDS)).join(' ');
+    const filters: SearchFilters = {};
+    if (r.next() < 0.2) filters.type = r.pick(AGENT_TYPES);
+    if (r.next() < 0.2) filters.minTrust = 25 * r.int(4);
+    if (r.next() < 0.2) filters.capabilities = [r.pick(['python', 'sql', 'ocr'])];
+    return { q, limit: r.pick([1, 3, 10, 20, 50]), filters };
+  });
+}
+
+function expectSame(index: SearchIndex, seed: number, count: number): void {
+  for (const { q, limit, filters } of queries(seed, count)) {
+    const exhaustive = index.search(q, limit, filters, 'exhaustive');
+    const pruned = index.search(q, limit, filters, 'pruned');
+    expect(pruned, `seed ${seed}, query ${JSON.stringify({ q, limit, filters })}`).toEqual(exhaustive);
+  }
+}
+
+describe('pruned top-k', () => {
+  it('returns exactly the exhaustive scorer’s hits, order and total on random corpora and queries', () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const index = new SearchIndex();
+      for (const agent of corpus(seed, 300 + seed * 150)) index.apply(agent);
+      // Before compaction every posting is a tail posting; after it, in the base with block maxima and bitsets.
+      expectSame(index, seed * 1000, 40);
+      index.compact();
+      expectSame(index, seed * 1000 + 1, 120);
+    }
+  });
+
+  it('stays exact with tail postings, tombstones and in-place changes after a compaction', () => {
+    for (let seed = 20; seed <= 25; seed++) {
+      const agents = corpus(seed, 2500);
+      const index = new SearchIndex();
+      for (const agent of agents) index.apply(agent);
+      index.compact();
+      const r = random(seed);
+      const changed = corpus(seed + 100, 400);
+      for (let i = 0; i < 400; i++) {
+        const target = agents[r.int(agents.length)]!;
+        const roll = r.next();
+        if (roll < 0.3) index.apply({ ...target, listed: false });
+        else if (roll < 0.6) index.apply({ ...changed[i]!, id: target.id });
+        else if (roll < 0.8)
+          index.apply({ ...target, trustScore: r.int(4) * 25, type: r.pick(AGENT_TYPES), status: r.pick(['active', 'deprecated']) });
+        else index.apply({ ...changed[i]!, id: `new-${seed}-${i}` });
+      }
+      expectSame(index, seed * 7, 150);
+    }
+  });
+
+  it('prunes: a common word on a large corpus scores few blocks, yet ranks and counts every match', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(99, 20_000)) index.apply(agent);
+    index.compact();
+    const pruned = index.search('agent', 10, {}, 'pruned');
+    const exhaustive = index.search('agent', 10, {}, 'exhaustive');
+    const { blocks, scored } = pruningStats;
+    expect(pruned).toEqual(exhaustive);
+    expect(pruned.total).toBeGreaterThan(10_000);
+    expect(blocks).toBe(Math.ceil(20_000 / BLOCK_SIZE));
+    expect(scored).toBeLessThan(blocks / 10);
+  });
+});
