@@ -2519,6 +2519,7 @@ export interface operations {
           | 'workflow'
           | 'education'
           | 'other';
+        /** @description Only agents with trust_score ≥ this (0–100) */
         min_trust?: number;
         /** @description Comma-separated; every one is required (case-insensitive exact match) */
         capabilities?: string | string[];
@@ -4269,7 +4270,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description Where deliveries are POSTed */
+          /**
+           * Format: uri
+           * @description Where deliveries are POSTed
+           */
           url: string;
           /** @description Event kinds to receive; empty or omitted means all */
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
@@ -4511,6 +4515,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** Format: uri */
           url?: string;
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
           /**
@@ -5359,6 +5364,7 @@ export interface operations {
             | 'workflow'
             | 'education'
             | 'other';
+          /** Format: uri */
           source_url: string;
           /**
            * Format: email
