@@ -168,3 +168,10 @@ export class InvalidCursorError extends AppError {
     super(400, 'invalid_cursor', 'Invalid cursor', detail, { errors: [{ pointer, detail: 'not a cursor of this feed' }] });
   }
 }
+
+/** An A2A Agent Card that could not be fetched or is not a valid card (`POST /submit` with `agent_card_url`). */
+export class InvalidAgentCardError extends AppError {
+  constructor(detail: string, errors: FieldError[]) {
+    super(422, 'invalid_agent_card', 'Invalid Agent Card', detail, { errors });
+  }
+}

@@ -7,6 +7,7 @@ import { createPublicUrl } from './lib/public-url';
 import { createSafeFetch } from './lib/safe-fetch';
 import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
+import { createAgentCardRefresher } from './modules/agents/agent-card-refresh';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
@@ -68,7 +69,8 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     audit,
     quota: { enabled: config.rateLimit.enabled, windowMs: config.accounts.reviewQuotaMs },
   });
-  const submissions = createSubmissionsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
+  const submissions = createSubmissionsService({ ...base, agents, audit, quotas: config.rateLimit.enabled, safeFetch });
+  const agentCards = createAgentCardRefresher({ agents, safeFetch, clock });
   const claims = createClaimsService({
     ...base,
     agents,
@@ -113,6 +115,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     search,
     reviews,
     submissions,
+    agentCards,
     claims,
     reports,
     newsletter,

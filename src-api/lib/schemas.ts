@@ -2,19 +2,25 @@ import { z } from 'zod';
 
 /** Shared zod building blocks of the REST and tRPC schemas. */
 
+/** Scheme, "//" and a host: what the WHATWG parser would also accept without them (`http:x`) is refused. */
+const HTTP_URL_START = '^\\s*[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+';
+
 /** An absolute http(s) URL, as the contract requires of every URL a client gives. */
 export const httpUrlSchema = z
   .string()
   .trim()
   .max(2048)
   .refine((value) => {
+    if (!new RegExp(HTTP_URL_START).test(value)) return false;
     try {
       const url = new URL(value);
       return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
     } catch {
       return false;
     }
-  }, 'must be an absolute http or https URL');
+  }, 'must be an absolute http or https URL')
+  // The refinement is invisible to the OpenAPI document: the same rule, said there.
+  .meta({ format: 'uri', pattern: HTTP_URL_START });
 
 export const emailSchema = z.string().trim().max(254).email('must be an e-mail address');
 
@@ -33,10 +39,16 @@ export const pageQuerySchema = z.object({
 });
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 
-/** Comma-separated (or repeated) query values: "a,b" and ["a","b"] both become ["a","b"]. */
-export function commaListSchema(item: z.ZodString = z.string()) {
+/**
+ * Comma-separated (or repeated) query values: "a,b" and ["a","b"] both become ["a","b"].
+ * `docs` puts in the OpenAPI document what the transform hides from it: the characters a value may
+ * hold (`pattern`, commas and blanks included) and how many values are taken (`maxItems`, when a
+ * service enforces it with its own error code).
+ */
+export function commaListSchema(item: z.ZodString = z.string(), docs: { pattern?: string; maxItems?: number } = {}) {
+  const raw = docs.pattern === undefined ? z.string() : z.string().meta({ pattern: docs.pattern });
   return z
-    .union([z.string(), z.array(z.string())])
+    .union([raw, z.array(raw).meta(docs.maxItems === undefined ? {} : { maxItems: docs.maxItems })])
     .transform((value) =>
       (Array.isArray(value) ? value : [value])
         .flatMap((part) => part.split(','))

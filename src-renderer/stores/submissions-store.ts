@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
 import { usePagedQueue } from '../composables/use-paged-queue';
+import { createUndoWindow } from '../shared/undo/undo-window';
 import { toConsoleError, trpc, type ConsoleError } from '../trpc';
 
 type Outputs = inferRouterOutputs<AppRouter>['submissions'];
@@ -187,6 +188,47 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     return outcome;
   }
 
+  const undoWindow = createUndoWindow();
+
+  /**
+   * Approve or reject with a short window to take it back: the row leaves the list at once, the decision is
+   * sent when the window ends (resolving to its outcome), or never if `undoDecision` comes first ('undone').
+   */
+  function decideLater(
+    submission: QueueSubmission,
+    decision: 'approve' | 'reject',
+    reason = '',
+  ): Promise<ActionOutcome<QueueSubmission> | 'undone'> {
+    const index = rows.value.findIndex((row) => row.id === submission.id);
+    const wasSelected = selectedId.value === submission.id;
+    removeRows([submission.id]);
+    const putBack = () => {
+      if (rows.value.some((row) => row.id === submission.id)) return;
+      const next = [...rows.value];
+      next.splice(index < 0 ? 0 : Math.min(index, next.length), 0, submission);
+      rows.value = next;
+      total.value += 1;
+      if (wasSelected) queue.select(submission.id);
+    };
+    return new Promise((resolve) => {
+      undoWindow.hold(
+        submission.id,
+        async () => {
+          const outcome = decision === 'approve' ? await approve(submission) : await reject(submission, reason);
+          if (!outcome.ok) {
+            putBack();
+            if (outcome.conflict) await reloadItem(submission.id);
+          }
+          resolve(outcome);
+        },
+        () => {
+          putBack();
+          resolve('undone');
+        },
+      );
+    });
+  }
+
   /** Bulk decisions on the checked rows, each with the version shown; the answer has one result per item. */
   async function bulkDecide(decision: 'approve' | 'reject', reason?: string): Promise<ActionOutcome<BulkResult[]>> {
     const items = checkedRows.value.map((row) => ({ id: row.id, expectedVersion: row.version }));
@@ -248,6 +290,12 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     reloadItem,
     approve,
     reject,
+    decideLater,
+    undoDecision: undoWindow.undo,
+    undoLatestDecision: undoWindow.undoLatest,
+    sendHeldDecisions: undoWindow.flush,
+    holdingDecisions: undoWindow.holding,
+    undoWindowMs: undoWindow.windowMs,
     update,
     bulkDecide,
     nameOf,

@@ -96,3 +96,57 @@ describe('OpenAPI document', () => {
     }
   });
 });
+
+describe('parameter constraints', () => {
+  it('documents what the server enforces: min_trust 0–100, bulk ids, http(s) URLs', async () => {
+    const parameter = (path: string, name: string) =>
+      document.paths[path].get.parameters.find((p: { name: string }) => p.name === name).schema;
+    expect(parameter('/api/v1/agents/search', 'min_trust')).toMatchObject({ type: 'number', minimum: 0, maximum: 100 });
+    expect(parameter('/api/v1/agents/search', 'capabilities').anyOf[1]).toMatchObject({ type: 'array', maxItems: 20 });
+    const ids = parameter('/api/v1/agents/bulk', 'ids');
+    expect(ids.anyOf[0]).toMatchObject({ type: 'string', pattern: expect.any(String) });
+    expect(ids.anyOf[1]).toMatchObject({ type: 'array', maxItems: 50 });
+    const body = document.paths['/api/v1/submit'].post.requestBody.content['application/json'].schema;
+    const submit = body.$ref ? document.components.schemas[body.$ref.split('/').pop()] : body;
+    expect(submit.properties.source_url).toMatchObject({ format: 'uri', pattern: expect.stringContaining('[Hh][Tt][Tt][Pp][Ss]?://') });
+    expect(submit.properties.contact_email).toMatchObject({ format: 'email' });
+    // What the pattern refuses, the server refuses: WHATWG would read "http:x" as http://x/.
+    for (const sourceUrl of ['http:example.com/agent', 'https:/example.com/agent', 'ftp://example.com/agent']) {
+      const response = await server.post('/submit', { name: 'Odd URL', tagline: 'Has one', source_url: sourceUrl });
+      expect(response.status, sourceUrl).toBe(400);
+    }
+  });
+
+  it('refuses every value just outside a documented bound, enum or pattern of a public GET parameter with a 400', async () => {
+    const probes: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, { parameters?: unknown[] }>>(document.paths)) {
+      const operation = item.get;
+      if (!operation || path.startsWith('/api/v1/me')) continue;
+      const parameters = (operation.parameters ?? []) as Array<{ name: string; in: string; schema: Record<string, unknown> }>;
+      const valid: Record<string, string> = {};
+      for (const p of parameters) if (p.in === 'path') valid[p.name] = 'some-id';
+      const bad = (p: (typeof parameters)[number]): string[] => {
+        const s = p.schema;
+        const out: string[] = [];
+        if (typeof s.maximum === 'number') out.push(String(s.maximum + 1));
+        if (typeof s.minimum === 'number') out.push(String(s.minimum - (s.type === 'integer' ? 1 : 0.5)));
+        if (Array.isArray(s.enum)) out.push('not-one-of-them');
+        if (typeof s.pattern === 'string') out.push('bad!value');
+        if (typeof s.maxLength === 'number') out.push('x'.repeat(s.maxLength + 1));
+        return out;
+      };
+      for (const p of parameters) {
+        for (const value of bad(p)) {
+          const params = { ...valid, [p.name]: value };
+          let url = path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(params[name]!));
+          if (p.in === 'query') url += `?${new URLSearchParams({ [p.name]: value })}`;
+          probes.push(`${p.name}=${value.slice(0, 20)}`);
+          const response = await fetch(`${new URL(server.apiBaseUrl).origin}${url}`);
+          expect(response.status, `GET ${url}`).toBe(400);
+          expect((await json(response)).code, `GET ${url}`).toBe('validation_failed');
+        }
+      }
+    }
+    expect(probes.length).toBeGreaterThan(20);
+  });
+});

@@ -150,6 +150,8 @@ test.describe('submissions queue', () => {
     await queue.rejectConfirm.click();
     await expect(queue.rejectDialog).toBeHidden();
     await expect(queue.row(submission.id)).toHaveCount(0);
+    // Sent once the undo window has passed.
+    await expect(page.getByText(`Rejected "Murky Oracle ${tag}"`)).toBeVisible();
 
     const rejected = await publicSubmission(request, submission.id);
     expect(rejected.status).toBe('rejected');
@@ -217,6 +219,7 @@ test.describe('submissions queue', () => {
     await expect(queue.row(first.id)).toHaveCount(0);
     await queue.expectSelected(third.id);
 
+    await expect.poll(async () => (await publicSubmission(request, first.id)).status).toBe('rejected');
     expect(await publicSubmission(request, first.id)).toMatchObject({ status: 'rejected', reason: 'Just a joke, not a real agent' });
     expect((await publicSubmission(request, third.id)).status).toBe('pending');
     expect(await auditActions(request, second.id)).toEqual(['admin-token submission.approve']);
@@ -285,6 +288,7 @@ test.describe('submissions queue', () => {
     // Having seen the new version, the moderator approves it.
     await queue.approveButton.click();
     await expect(queue.row(submission.id)).toHaveCount(0);
+    await expect(page.getByText(`Approved "Stale Sparrow ${tag} (edited)"`)).toBeVisible();
     expect((await publicSubmission(request, submission.id)).status).toBe('approved');
     expect(await auditActions(request, submission.id)).toEqual([
       'admin-token submission.approve',

@@ -796,6 +796,8 @@ export interface paths {
     /**
      * Submit an agent for review
      * @description Sends a new agent to the moderators. It stays `pending` until a moderator approves it (it becomes a listed agent and an `agent.registered` webhook event is sent) or rejects it with a reason; follow it with `GET /submissions/{id}`. Optional fields get the same defaults as a listed agent (`type` "other", empty description, author and lists). `contact_email` is private to the moderators and never returned by the API. A source_url that is already listed, or already waiting for review, is a 409 whose detail names the existing agent or submission. One client (an account, else an IP address, IPv6 by /64) may have 5 submissions waiting at once; a sixth is a 409 `quota_exceeded`.
+     *
+     *     Or send `{"agent_card_url"}` (and optionally `contact_email`) alone: the A2A Agent Card is fetched (public addresses only, 10 s, 256 KiB), validated against the A2A AgentCard schema and mapped to the profile (name; description → tagline and description; provider.organization → author; each skill's id and tags → capabilities; url → source_url). A card that cannot be fetched or is not valid is a 422 `invalid_agent_card` whose `errors` point at the failing fields. The agent it becomes carries `agent_card_url` and `skills`; its card is re-fetched weekly (with `If-None-Match`) and a change is an `agent.updated`.
      */
     post: operations['postSubmit'];
     delete?: never;
@@ -1144,6 +1146,10 @@ export interface components {
       created_at: string;
       /** @description ISO 8601 UTC date-time ending in Z */
       updated_at: string;
+      /** @description The A2A Agent Card the agent was submitted with (re-fetched weekly); only for such agents */
+      agent_card_url?: string;
+      /** @description The Agent Card's skills as of the last fetch; only for agents submitted by card */
+      skills?: components['schemas']['AgentSkill'][];
     };
     AgentChange: {
       agent_id: string;
@@ -1221,6 +1227,22 @@ export interface components {
       created_at: string;
       /** @description ISO 8601 UTC date-time ending in Z */
       updated_at: string;
+      /** @description The A2A Agent Card the agent was submitted with (re-fetched weekly); only for such agents */
+      agent_card_url?: string;
+      /** @description The Agent Card's skills as of the last fetch; only for agents submitted by card */
+      skills?: components['schemas']['AgentSkillInput'][];
+    };
+    AgentSkill: {
+      id: string;
+      name: string;
+      description: string;
+      tags: string[];
+    };
+    AgentSkillInput: {
+      id: string;
+      name: string;
+      description: string;
+      tags: string[];
     };
     /** @description An ownership claim as anyone holding its id sees it: never the token or the claimant’s e-mail address. */
     Claim: {
@@ -1820,6 +1842,10 @@ export interface components {
       created_at: string;
       /** @description ISO 8601 UTC date-time ending in Z */
       updated_at: string;
+      /** @description The A2A Agent Card the agent was submitted with (re-fetched weekly); only for such agents */
+      agent_card_url?: string;
+      /** @description The Agent Card's skills as of the last fetch; only for agents submitted by card */
+      skills?: components['schemas']['AgentSkill'][];
       /** @description Relevance: higher is better; see the endpoint description */
       score: number;
     };
@@ -1865,6 +1891,10 @@ export interface components {
       created_at: string;
       /** @description ISO 8601 UTC date-time ending in Z */
       updated_at: string;
+      /** @description The A2A Agent Card the agent was submitted with (re-fetched weekly); only for such agents */
+      agent_card_url?: string;
+      /** @description The Agent Card's skills as of the last fetch; only for agents submitted by card */
+      skills?: components['schemas']['AgentSkillInput'][];
       /** @description Relevance: higher is better; see the endpoint description */
       score: number;
     };
@@ -1900,6 +1930,8 @@ export interface components {
         | 'workflow'
         | 'education'
         | 'other';
+      /** @description When submitted by A2A Agent Card */
+      agent_card_url?: string;
       /** @description The listed agent; only once approved */
       agent_id?: string;
       /** @description The moderator's reason; only once rejected */
@@ -1937,6 +1969,8 @@ export interface components {
         | 'workflow'
         | 'education'
         | 'other';
+      /** @description When submitted by A2A Agent Card */
+      agent_card_url?: string;
       /** @description The listed agent; only once approved */
       agent_id?: string;
       /** @description The moderator's reason; only once rejected */
@@ -2519,6 +2553,7 @@ export interface operations {
           | 'workflow'
           | 'education'
           | 'other';
+        /** @description Only agents with trust_score ≥ this (0–100) */
         min_trust?: number;
         /** @description Comma-separated; every one is required (case-insensitive exact match) */
         capabilities?: string | string[];
@@ -4269,7 +4304,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description Where deliveries are POSTed */
+          /**
+           * Format: uri
+           * @description Where deliveries are POSTed
+           */
           url: string;
           /** @description Event kinds to receive; empty or omitted means all */
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
@@ -4511,6 +4549,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** Format: uri */
           url?: string;
           events?: ('agent.registered' | 'agent.updated' | 'agent.verified' | 'review.created' | 'claim.approved')[];
           /**
@@ -5331,8 +5370,8 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          name: string;
-          tagline: string;
+          name?: string;
+          tagline?: string;
           /** @default  */
           description?: string;
           /** @default  */
@@ -5359,12 +5398,18 @@ export interface operations {
             | 'workflow'
             | 'education'
             | 'other';
-          source_url: string;
+          /** Format: uri */
+          source_url?: string;
           /**
            * Format: email
            * @description Private: only moderators see it (to ask questions about the submission); the public API never returns it
            */
           contact_email?: string;
+          /**
+           * Format: uri
+           * @description An A2A Agent Card (usually https://host/.well-known/agent-card.json): the profile is read from it; give no other agent fields
+           */
+          agent_card_url?: string;
         };
       };
     };
@@ -5418,6 +5463,15 @@ export interface operations {
       };
       /** @description The body is not JSON (`unsupported_media_type`) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The check did not pass (`verification_failed`) */
+      422: {
         headers: {
           [name: string]: unknown;
         };

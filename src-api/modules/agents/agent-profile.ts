@@ -23,6 +23,7 @@ export function toAgentProfile(row: AgentRow): AgentProfile {
     },
     created_at: row.createdAt,
     updated_at: row.updatedAt,
+    ...(row.agentCardUrl !== null && { agent_card_url: row.agentCardUrl, skills: row.skills ?? [] }),
   };
 }
 

@@ -294,6 +294,10 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         status: data.status ?? 'active',
         statusMessage: data.status === 'deprecated' ? data.status_message || null : null,
         ownerAccountId: null,
+        agentCardUrl: null,
+        skills: null,
+        agentCardEtag: null,
+        agentCardFetchedAt: null,
         trustScore: 0,
         ratingCount: 0,
         ratingSum: 0,
@@ -324,7 +328,8 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
     }
     // Lifecycle: an active agent carries no status message.
     const status = data.status ?? current.status;
-    const statusMessage = status === 'active' ? null : data.status_message === undefined ? current.statusMessage : data.status_message || null;
+    const statusMessage =
+      status === 'active' ? null : data.status_message === undefined ? current.statusMessage : data.status_message || null;
     if (status !== current.status) {
       changes.status = status;
       changedFields.push('status');

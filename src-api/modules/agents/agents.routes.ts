@@ -47,7 +47,7 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         tags: ['agents'],
         summary: 'Fetch several agents',
         description: `Up to ${MAX_BULK_IDS} ids, comma-separated (\`ids=a,b\`) or repeated (\`ids=a&ids=b\`). Found agents come in request order; unknown ids are listed in \`missing\`.`,
-        querystring: z.object({ ids: commaListSchema(idParamSchema) }),
+        querystring: z.object({ ids: commaListSchema(idParamSchema, { pattern: '^[A-Za-z0-9_,\\s-]*$', maxItems: MAX_BULK_IDS }) }),
         response: { 200: bulkAgentsSchema, ...errors },
       },
     },

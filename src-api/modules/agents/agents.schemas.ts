@@ -33,6 +33,10 @@ export const ratingSummarySchema = z.object({
   count: z.number().int(),
 });
 
+export const agentSkillSchema = z
+  .object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) })
+  .meta({ id: 'AgentSkill' });
+
 export const agentProfileSchema = z
   .object({
     id: z.string(),
@@ -51,6 +55,14 @@ export const agentProfileSchema = z
     rating: ratingSummarySchema,
     created_at: isoDateTimeSchema,
     updated_at: isoDateTimeSchema,
+    agent_card_url: z
+      .string()
+      .optional()
+      .describe('The A2A Agent Card the agent was submitted with (re-fetched weekly); only for such agents'),
+    skills: z
+      .array(agentSkillSchema)
+      .optional()
+      .describe("The Agent Card's skills as of the last fetch; only for agents submitted by card"),
   })
   .meta({ id: 'Agent' });
 export type AgentProfile = z.infer<typeof agentProfileSchema>;

@@ -23,7 +23,7 @@ import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
-import { agents, type AgentRow, type AgentStatus, type NewAgentRow } from './agents.table';
+import { agents, type AgentRow, type AgentSkill, type AgentStatus, type NewAgentRow } from './agents.table';
 import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
@@ -37,6 +37,13 @@ export interface AgentsServiceDeps {
    * directory that fits is read without touching SQLite once warm.
    */
   profileCacheEntries: number;
+}
+
+/** What an agent submitted by Agent Card keeps of it. */
+export interface AgentCardFields {
+  url: string;
+  skills: AgentSkill[];
+  etag: string | null;
 }
 
 export interface WriteOptions {
@@ -284,7 +291,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
      * Lists a new agent. Call inside a transaction when other writes belong
      * with it (approving a submission); on its own it opens one.
      */
-    create(input: AgentInput, options: WriteOptions & { id?: string; createdAt?: string } = {}): AgentRow {
+    create(input: AgentInput, options: WriteOptions & { id?: string; createdAt?: string; card?: AgentCardFields } = {}): AgentRow {
       return inTransaction(db, () => {
         const now = isoNow(clock);
         const base: Omit<AgentRow, 'trustScore'> = {
@@ -303,6 +310,10 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
           status: 'active',
           statusMessage: null,
           ownerAccountId: null,
+          agentCardUrl: options.card?.url ?? null,
+          skills: options.card?.skills ?? null,
+          agentCardEtag: options.card?.etag ?? null,
+          agentCardFetchedAt: options.card ? now : null,
           ratingCount: 0,
           ratingSum: 0,
           version: 1,
@@ -404,6 +415,48 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
         }
         return next;
       });
+    },
+
+    /**
+     * A re-fetched Agent Card: its profile fields and skills; a change is an `agent.updated`
+     * (with the changed fields, `skills` among them). The fetch time and ETag are kept either way.
+     */
+    applyAgentCard(id: string, patch: AgentPatch, card: AgentCardFields): AgentRow {
+      return inTransaction(db, () => {
+        const current = requireRow(id, true);
+        const skillsChanged = JSON.stringify(current.skills ?? []) !== JSON.stringify(card.skills);
+        const next = service.update(id, patch, { emitEvents: false });
+        const fields = Object.entries(PROFILE_FIELD_NAMES)
+          .filter(([key]) => JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(next[key as keyof AgentRow]))
+          .map(([, name]) => name);
+        const bookkeeping = { agentCardEtag: card.etag, agentCardFetchedAt: isoNow(clock) };
+        let written: AgentRow;
+        if (skillsChanged) written = writeChanges(next, { skills: card.skills, ...bookkeeping }, {});
+        else {
+          written = { ...next, ...bookkeeping };
+          rows.update(written);
+        }
+        const changed = [...fields, ...(skillsChanged ? ['skills'] : [])];
+        if (changed.length > 0) events.record('agent.updated', { agent_id: id, name: written.name, changed_fields: changed });
+        return written;
+      });
+    },
+
+    /** An Agent Card that answered 304 (or failed): only when it was last looked at changes, not the profile. */
+    touchAgentCard(id: string): void {
+      const current = findRow(id);
+      if (current) rows.update({ ...current, agentCardFetchedAt: isoNow(clock) });
+    },
+
+    /** Agents whose Agent Card was last fetched before `before` (oldest first): the weekly re-fetch. */
+    agentCardsDue(before: string, limit: number): Pick<AgentRow, 'id' | 'agentCardUrl' | 'agentCardEtag'>[] {
+      return db
+        .select({ id: agents.id, agentCardUrl: agents.agentCardUrl, agentCardEtag: agents.agentCardEtag })
+        .from(agents)
+        .where(and(sql`${agents.agentCardUrl} IS NOT NULL`, sql`coalesce(${agents.agentCardFetchedAt}, '') < ${before}`))
+        .orderBy(asc(agents.agentCardFetchedAt))
+        .limit(limit)
+        .all();
     },
 
     /** Hides an agent from the public API, or lists it again. */

@@ -2,6 +2,14 @@ import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core
 
 export type AgentStatus = 'active' | 'deprecated';
 
+/** A skill of an A2A Agent Card, as the profile shows it (contract §9). */
+export interface AgentSkill {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+}
+
 export const agents = sqliteTable(
   'agents',
   {
@@ -25,6 +33,13 @@ export const agents = sqliteTable(
     statusMessage: text('status_message'),
     /** The account that proved ownership (a verified claim made with an account); null: no owner. */
     ownerAccountId: text('owner_account_id'),
+    /** The A2A Agent Card the agent was submitted with (contract §9); re-fetched weekly. */
+    agentCardUrl: text('agent_card_url'),
+    /** The card's skills, as of the last fetch. */
+    skills: text('skills', { mode: 'json' }).$type<AgentSkill[]>(),
+    /** The card's ETag at the last fetch (sent as If-None-Match), and when that was. */
+    agentCardEtag: text('agent_card_etag'),
+    agentCardFetchedAt: text('agent_card_fetched_at'),
     trustScore: real('trust_score').notNull().default(0),
     /** Denormalised from visible reviews so that sorting by rating stays an index scan. */
     ratingCount: integer('rating_count').notNull().default(0),

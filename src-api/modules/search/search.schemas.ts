@@ -31,8 +31,8 @@ export const searchQuerySchema = z
     page: pageOf(z.coerce.number()),
     limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).default(DEFAULT_SEARCH_LIMIT),
     type: typeFilter.optional(),
-    min_trust: z.coerce.number().pipe(minTrust).optional(),
-    capabilities: commaListSchema(capabilityName)
+    min_trust: z.coerce.number().min(0).max(100).describe(minTrust.description!).optional(),
+    capabilities: commaListSchema(capabilityName, { maxItems: MAX_CAPABILITY_FILTERS })
       .pipe(z.array(z.string()).max(MAX_CAPABILITY_FILTERS))
       .optional()
       .describe('Comma-separated; every one is required (case-insensitive exact match)'),

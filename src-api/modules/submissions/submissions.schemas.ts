@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailSchema, isoDateTimeSchema, pageQuerySchema } from '../../lib/schemas';
+import { emailSchema, httpUrlSchema, isoDateTimeSchema, pageQuerySchema } from '../../lib/schemas';
 import { agentInputSchema, agentTypeSchema } from '../agents/agents.schemas';
 
 export const SUBMISSION_STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -16,6 +16,36 @@ export const submissionInputSchema = agentInputSchema.extend({
 });
 export type SubmissionInput = z.infer<typeof submissionInputSchema>;
 
+const CARD_FIELDS = ['agent_card_url', 'contact_email'];
+
+/**
+ * The body of `POST /submit`: the fields of an agent, or `{"agent_card_url"}` (and optionally
+ * `contact_email`) alone, the profile then coming from the A2A Agent Card (contract §9).
+ */
+export const submitBodySchema = submissionInputSchema
+  .partial({ name: true, tagline: true, source_url: true })
+  .extend({
+    agent_card_url: httpUrlSchema
+      .optional()
+      .describe(
+        'An A2A Agent Card (usually https://host/.well-known/agent-card.json): the profile is read from it; give no other agent fields',
+      ),
+  })
+  .superRefine((body, context) => {
+    if (body.agent_card_url === undefined) {
+      for (const field of ['name', 'tagline', 'source_url'] as const) {
+        if (body[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: 'is required (or give agent_card_url)' });
+      }
+    }
+  });
+export type SubmitBody = z.infer<typeof submitBodySchema>;
+
+/** Agent fields sent beside `agent_card_url` (defaults aside): the card decides them, so they are refused. */
+export function fieldsBesideCard(raw: unknown): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  return Object.keys(raw).filter((key) => !CARD_FIELDS.includes(key));
+}
+
 /** The public view of a submission: what was sent (except the contact address) and the decision. */
 export const submissionSchema = z
   .object({
@@ -29,6 +59,7 @@ export const submissionSchema = z
     capabilities: z.array(z.string()),
     categories: z.array(z.string()),
     type: agentTypeSchema,
+    agent_card_url: z.string().optional().describe('When submitted by A2A Agent Card'),
     agent_id: z.string().optional().describe('The listed agent; only once approved'),
     reason: z.string().optional().describe("The moderator's reason; only once rejected"),
     created_at: isoDateTimeSchema,

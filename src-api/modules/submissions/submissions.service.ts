@@ -15,7 +15,9 @@ import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AgentInput, AgentPatch, AgentType } from '../agents/agents.schemas';
 import { agents as agentsTable } from '../agents/agents.table';
-import type { AgentsService } from '../agents/agents.service';
+import type { AgentCardFields, AgentsService } from '../agents/agents.service';
+import { fetchAgentCard } from '../agents/agent-card';
+import type { SafeFetch } from '../../lib/safe-fetch';
 import type { AuditService } from '../audit/audit.service';
 import {
   MAX_BULK_DECISIONS,
@@ -36,6 +38,8 @@ export interface SubmissionsServiceDeps {
   audit: AuditService;
   /** Enforce the pending-submissions quota of contract section 3 (off with the rate limits). */
   quotas?: boolean;
+  /** Fetches Agent Cards (submissions by `agent_card_url`). */
+  safeFetch?: SafeFetch;
 }
 
 /** Submissions one client (account, else IP bucket) may have waiting for review at once (contract section 3). */
@@ -178,6 +182,7 @@ export function toSubmission(row: SubmissionRow): Submission {
     capabilities: row.capabilities ?? [],
     categories: row.categories ?? [],
     type: (row.type ?? 'other') as AgentType,
+    ...(row.agentCardUrl !== null && { agent_card_url: row.agentCardUrl }),
     ...(row.agentId !== null && { agent_id: row.agentId }),
     ...(row.reason !== null && { reason: row.reason }),
     created_at: row.createdAt,
@@ -217,7 +222,7 @@ function likeEscaped(column: AnyColumn, pattern: string): SQL {
 // Submissions made in the same millisecond keep their insertion order: rowid breaks the tie.
 const NEWEST_FIRST = [desc(submissions.createdAt), desc(sql`${submissions}.rowid`)];
 
-export function createSubmissionsService({ db, clock, ids, agents, audit, quotas = false }: SubmissionsServiceDeps) {
+export function createSubmissionsService({ db, clock, ids, agents, audit, quotas = false, safeFetch }: SubmissionsServiceDeps) {
   const findRow = (id: string): SubmissionRow | undefined => db.select().from(submissions).where(eq(submissions.id, id)).get();
 
   const requireRow = (id: string): SubmissionRow => {
@@ -303,7 +308,7 @@ export function createSubmissionsService({ db, clock, ids, agents, audit, quotas
      * `accountId` when submitted with an account (it then belongs to it); `clientKey` (the hashed
      * IP bucket) otherwise. Either may have at most 5 submissions waiting (409 quota_exceeded).
      */
-    submit(input: SubmissionInput, accountId: string | null = null, clientKey?: string): Submission {
+    submit(input: SubmissionInput, accountId: string | null = null, clientKey?: string, card?: AgentCardFields): Submission {
       return inTransaction(db, () => {
         if (quotas && (accountId !== null || clientKey !== undefined)) {
           const who = accountId !== null ? eq(submissions.accountId, accountId) : eq(submissions.clientKey, clientKey!);
@@ -342,6 +347,9 @@ export function createSubmissionsService({ db, clock, ids, agents, audit, quotas
           categories: input.categories,
           type: input.type,
           contactEmail: input.contact_email ?? null,
+          agentCardUrl: card?.url ?? null,
+          skills: card?.skills ?? null,
+          agentCardEtag: card?.etag ?? null,
           agentId: null,
           reason: null,
           decidedBy: null,
@@ -352,6 +360,27 @@ export function createSubmissionsService({ db, clock, ids, agents, audit, quotas
         };
         db.insert(submissions).values(row).run();
         return toSubmission(row);
+      });
+    },
+
+    /**
+     * Files an agent described by its A2A Agent Card (contract §9): the card is fetched with the
+     * safe fetch and validated (422 `invalid_agent_card` with the failing fields), then submitted
+     * like any other, keeping the card's URL, skills and ETag for the agent it becomes.
+     */
+    async submitAgentCard(
+      cardUrl: string,
+      contactEmail: string | undefined,
+      accountId: string | null = null,
+      clientKey?: string,
+    ): Promise<Submission> {
+      if (!safeFetch) throw new Error('submitAgentCard needs the safe fetch');
+      const fetched = await fetchAgentCard(safeFetch, cardUrl);
+      if (fetched.status !== 'ok') throw new Error('unreachable: no ETag was sent');
+      return service.submit({ ...fetched.profile, contact_email: contactEmail }, accountId, clientKey, {
+        url: cardUrl,
+        skills: fetched.skills,
+        etag: fetched.etag,
       });
     },
 
@@ -405,7 +434,9 @@ export function createSubmissionsService({ db, clock, ids, agents, audit, quotas
         const before = requireDecidable(id, options.expectedVersion);
         // The same source may have been listed (imported, or another submission approved) since it was sent.
         ensureNotListed(before.sourceUrl);
-        const agent = agents.create(agentInputOf(before), { actor: options.actor, emitEvents: true });
+        const card =
+          before.agentCardUrl !== null ? { url: before.agentCardUrl, skills: before.skills ?? [], etag: before.agentCardEtag } : undefined;
+        const agent = agents.create(agentInputOf(before), { actor: options.actor, emitEvents: true, card });
         return recordDecision(before, { status: 'approved', agentId: agent.id, reason: null }, options.actor);
       });
     },

@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import type { AgentSkill } from '../agents/agents.table';
 
 export type SubmissionStatus = 'pending' | 'approved' | 'rejected';
 
@@ -17,6 +18,10 @@ export const submissions = sqliteTable(
     categories: text('categories', { mode: 'json' }).$type<string[]>(),
     type: text('type'),
     contactEmail: text('contact_email'),
+    /** Submitted as an A2A Agent Card (contract §9): its URL, skills and ETag, carried over on approval. */
+    agentCardUrl: text('agent_card_url'),
+    skills: text('skills', { mode: 'json' }).$type<AgentSkill[]>(),
+    agentCardEtag: text('agent_card_etag'),
     /** The listed agent created on approval. */
     agentId: text('agent_id'),
     /** Why a moderator rejected it. */
