@@ -63,6 +63,32 @@ describe('per-endpoint fairness', () => {
     server.services.webhooks.remove(slowEndpoint.id, { actor: 'test' });
     server.services.webhooks.remove(fastEndpoint.id, { actor: 'test' });
   }, 30_000);
+
+  it('two slow receivers with backlogs share the slots with a fast one instead of taking them all', async () => {
+    const { concurrency, perEndpointConcurrency } = server.services.config.webhooks;
+    // Two endpoints at the fixed cap alone would fill every slot.
+    expect(2 * perEndpointConcurrency).toBeGreaterThanOrEqual(concurrency);
+    const slowA = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: 9_900 }) });
+    const slowB = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: 9_900 }) });
+    const fast = await startWebhookReceiver();
+    receivers.push(slowA, slowB, fast);
+    const endpoints = [slowA, slowB, fast].map((receiver) => {
+      const endpoint = server.services.webhooks.add({ url: receiver.url, events: ['agent.registered'] }, { actor: 'test' });
+      receiver.secret = endpoint.secret;
+      return endpoint;
+    });
+
+    const EVENTS = 20;
+    const started = Date.now();
+    for (let i = 0; i < EVENTS; i++) server.services.agents.create(agentInput({ name: `Shared slots ${i}` }), { emitEvents: true });
+
+    await fast.waitFor((hits) => hits.length === EVENTS, 5_000, `all ${EVENTS} deliveries at the fast receiver`);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fast.received.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
+    // Once the fast one has nothing left, the two slow ones may use their whole cap again.
+    expect(Math.max(slowA.maxConcurrent, slowB.maxConcurrent)).toBeLessThanOrEqual(perEndpointConcurrency);
+    for (const endpoint of endpoints) server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+  }, 30_000);
 });
 
 describe('what counts toward disabling an endpoint', () => {

@@ -150,31 +150,44 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
   };
 
   /**
-   * Due pending deliveries, fair across endpoints: each endpoint gets at most
-   * `perEndpointConcurrency` in flight (counting every process), and the free
-   * slots are dealt round-robin, one per endpoint per round. One slow or failing
-   * endpoint with a long backlog can then never hold every slot.
+   * Slots one endpoint may hold while `busy` endpoints have work: an even share
+   * of this process's slots (rounded up, so no slot idles for rounding), never
+   * more than `perEndpointConcurrency`. With a fixed cap alone, two slow
+   * endpoints at 4 each took all 8 slots and a third, fast one waited behind
+   * them (the soak saw 8,735 deliveries still queued after 10 minutes).
+   */
+  const shareOf = (busy: number): number =>
+    busy <= 1
+      ? settings.perEndpointConcurrency // alone, nobody waits for its slots
+      : Math.min(settings.perEndpointConcurrency, Math.ceil(settings.concurrency / busy));
+
+  /**
+   * Due pending deliveries, fair across endpoints (max-min): each free slot goes
+   * to the endpoint with work that holds the fewest in flight (counting every
+   * process; ties in rotating order), and none goes past its share (`shareOf`).
+   * A fast endpoint, whose slots come back in milliseconds, then wins them back
+   * before slow or failing endpoints with long backlogs can pile onto them.
    */
   const fairDuePending = (now: string, limit: number) => {
     const inFlight = inFlightByEndpoint();
-    const queues = [];
+    const candidates = [];
     for (const endpointId of endpointsInTurn()) {
-      const room = Math.min(limit, settings.perEndpointConcurrency - (inFlight.get(endpointId) ?? 0));
-      if (room <= 0) continue;
-      const due = statements.dueOfEndpoint.all({ endpointId, now, limit: room });
-      if (due.length > 0) queues.push(due);
+      const held = inFlight.get(endpointId) ?? 0;
+      const room = Math.min(limit, settings.perEndpointConcurrency - held);
+      const due = room > 0 ? statements.dueOfEndpoint.all({ endpointId, now, limit: room }) : [];
+      candidates.push({ held, due, next: 0 });
     }
+    const share = shareOf(candidates.filter(({ held, due }) => held > 0 || due.length > 0).length);
     const dealt = [];
-    for (let round = 0; dealt.length < limit; round++) {
-      let any = false;
-      for (const due of queues) {
-        const next = due[round];
-        if (!next) continue;
-        any = true;
-        dealt.push(next);
-        if (dealt.length === limit) break;
+    while (dealt.length < limit) {
+      let pick: (typeof candidates)[number] | undefined;
+      for (const candidate of candidates) {
+        if (candidate.next >= candidate.due.length || candidate.held >= share) continue;
+        if (!pick || candidate.held < pick.held) pick = candidate;
       }
-      if (!any) break;
+      if (!pick) break;
+      dealt.push(pick.due[pick.next++]!);
+      pick.held++;
     }
     return dealt;
   };
@@ -187,10 +200,16 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
    */
   const earliestClaimable = (owner: string): string | null => {
     const inFlight = inFlightByEndpoint();
+    const now = isoNow(clock);
+    const endpoints = statements.activeEndpointIds.all().map(({ id }) => ({
+      held: inFlight.get(id) ?? 0,
+      at: statements.earliestPendingOfEndpoint.get({ endpointId: id })?.at,
+    }));
+    // The same share as fairDuePending: waking for a delivery it would not take would spin.
+    const share = shareOf(endpoints.filter(({ held, at }) => held > 0 || (typeof at === 'string' && at <= now)).length);
     const candidates: string[] = [];
-    for (const { id } of statements.activeEndpointIds.all()) {
-      if ((inFlight.get(id) ?? 0) >= settings.perEndpointConcurrency) continue;
-      const at = statements.earliestPendingOfEndpoint.get({ endpointId: id })?.at;
+    for (const { held, at } of endpoints) {
+      if (held >= share) continue;
       if (typeof at === 'string') candidates.push(at);
     }
     const lease = statements.earliestForeignLease.get({ owner })?.at;
@@ -427,7 +446,7 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
 
     /**
      * When something next becomes claimable: the earliest pending delivery of an
-     * active endpoint below its in-flight cap, or the earliest lease of another
+     * active endpoint below its share of the slots, or the earliest lease of another
      * process that may run out.
      */
     nextDueAt(owner: string): Date | null {
