@@ -94,9 +94,13 @@ function onTabKeydown(event: KeyboardEvent): void {
   if (!list) return;
   const tabs = [...list.querySelectorAll<HTMLElement>('.n-tabs-tab:not(.n-tabs-tab--disabled)')];
   const index = tabs.indexOf(tab);
+  // A horizontal tablist takes Left/Right only (WAI-ARIA): Up/Down stay with the page, e.g. the audit
+  // drawer's step to the next entry.
+  const vertical = list.getAttribute('aria-orientation') === 'vertical';
+  const [forward, back] = vertical ? ['ArrowDown', 'ArrowUp'] : ['ArrowRight', 'ArrowLeft'];
   let next: HTMLElement | undefined;
-  if (event.key === 'ArrowRight' || event.key === 'ArrowDown') next = tabs[(index + 1) % tabs.length];
-  else if (event.key === 'ArrowLeft' || event.key === 'ArrowUp') next = tabs[(index - 1 + tabs.length) % tabs.length];
+  if (event.key === forward) next = tabs[(index + 1) % tabs.length];
+  else if (event.key === back) next = tabs[(index - 1 + tabs.length) % tabs.length];
   else if (event.key === 'Home') next = tabs[0];
   else if (event.key === 'End') next = tabs[tabs.length - 1];
   else if (event.key === 'Enter' || event.key === ' ') next = tab;
