@@ -1,4 +1,5 @@
 import type { Pinia } from 'pinia';
+import type { AccountRole } from '../src-api/modules/accounts/accounts.table';
 import { createRouter, createWebHashHistory, createWebHistory, type RouteRecordRaw } from 'vue-router';
 import { useSessionStore } from './stores/session-store';
 import { isDesktop } from './trpc';
@@ -9,20 +10,22 @@ declare module 'vue-router' {
     title?: string;
     /** Reachable without signing in (the sign-in screen itself). */
     public?: boolean;
+    /** Only for accounts with this role; a moderator on an admin screen sees "not allowed" instead. */
+    role?: AccountRole;
   }
 }
 
-/** The screens, in sidebar order; views named "Not built yet" are placeholders for the next issues. */
+/** The screens, in sidebar order; those with `role: 'admin'` are for admins only (the sidebar hides them from moderators). */
 export const consoleRoutes: RouteRecordRaw[] = [
   { path: '/overview', name: 'overview', component: () => import('./views/OverviewView.vue'), meta: { title: 'Overview' } },
   { path: '/submissions', name: 'submissions', component: () => import('./views/SubmissionsView.vue'), meta: { title: 'Submissions' } },
   { path: '/claims', name: 'claims', component: () => import('./views/ClaimsView.vue'), meta: { title: 'Claims' } },
   { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents' } },
   { path: '/marketing', name: 'marketing', component: () => import('./views/MarketingView.vue'), meta: { title: 'Marketing' } },
-  { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks' } },
-  { path: '/api-keys', name: 'api-keys', component: () => import('./views/ApiKeysView.vue'), meta: { title: 'API keys' } },
-  { path: '/newsletter', name: 'newsletter', component: () => import('./views/NewsletterView.vue'), meta: { title: 'Newsletter' } },
-  { path: '/audit-log', name: 'audit-log', component: () => import('./views/AuditLogView.vue'), meta: { title: 'Audit log' } },
+  { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks', role: 'admin' } },
+  { path: '/api-keys', name: 'api-keys', component: () => import('./views/ApiKeysView.vue'), meta: { title: 'API keys', role: 'admin' } },
+  { path: '/newsletter', name: 'newsletter', component: () => import('./views/NewsletterView.vue'), meta: { title: 'Newsletter', role: 'admin' } },
+  { path: '/audit-log', name: 'audit-log', component: () => import('./views/AuditLogView.vue'), meta: { title: 'Audit log', role: 'admin' } },
 ];
 
 export function createConsoleRouter(pinia: Pinia) {

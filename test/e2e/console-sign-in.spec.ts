@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { expect, test, type APIRequestContext } from '@playwright/test';
+import { ADMIN_SCREENS, createConsoleAccount, MODERATOR_SCREENS, navEntries } from './pages/console-accounts';
 import { OverviewPage } from './pages/overview-page';
 import { SignInPage } from './pages/sign-in-page';
 
@@ -29,6 +30,9 @@ test('the console asks for the admin token and then shows the overview', async (
 
   await overview.goto();
   await signIn.expectShown();
+  // E-mail and password come first; the token is the second tab.
+  await expect(signIn.accountTab).toHaveAttribute('aria-selected', 'true');
+  await expect(signIn.emailInput).toBeVisible();
   await page.screenshot({ path: path.join(screenshots, '01-sign-in.png'), fullPage: true });
 
   await signIn.signIn('not-the-admin-token');
@@ -41,8 +45,9 @@ test('the console asks for the admin token and then shows the overview', async (
   expect(await overview.count(overview.agentsCount)).toBe(agentsTotal);
   expect(await overview.count(overview.keysCount)).toBe(1);
   await expect(page.getByTestId('actor')).toHaveText('admin-token');
+  await expect(page.getByTestId('actor-role')).toHaveText('admin');
   await page.screenshot({ path: path.join(screenshots, '03-overview.png'), fullPage: true });
-  // The wrong token's 401 is logged by the browser as a failed request; nothing else may be.
+  // The wrong token's 401 (and the first probe for a session) is logged by the browser as a failed request; nothing else may be.
   expect(pageErrors.filter((text) => !/status of 401/.test(text))).toEqual([]);
 
   // The token lasts for the tab: a reload stays signed in, signing out does not.
@@ -65,4 +70,84 @@ test('a deep link to a screen survives signing in', async ({ page }) => {
   await page.screenshot({ path: path.join(screenshots, '04-deep-link-after-sign-in.png'), fullPage: true });
   await page.getByTestId('nav-overview').click();
   await new OverviewPage(page).expectLoaded();
+});
+
+test('a moderator signs in with e-mail and password, sees the moderator screens only, and signs out', async ({ page }) => {
+  const moderator = createConsoleAccount('Grace Moderator', 'moderator');
+  const signIn = new SignInPage(page);
+  const overview = new OverviewPage(page);
+
+  await overview.goto();
+  await signIn.expectShown();
+  await signIn.signInWithAccount(moderator.email, moderator.password);
+  await overview.expectLoaded();
+  await expect(page.getByTestId('actor')).toHaveText(moderator.name);
+  await expect(page.getByTestId('actor-email')).toHaveText(moderator.email);
+  await expect(page.getByTestId('actor-role')).toHaveText('moderator');
+  expect(await navEntries(page)).toEqual(MODERATOR_SCREENS);
+  // Keys and webhooks are an admin's: the moderator's overview leaves their cards out instead of failing.
+  await expect(page.getByTestId('count-keys')).toHaveCount(0);
+  await expect(page.getByTestId('overview-error')).toHaveCount(0);
+  await page.screenshot({ path: path.join(screenshots, '05-moderator-overview.png'), fullPage: true });
+
+  // The session is a cookie: a reload stays signed in.
+  await page.reload();
+  await overview.expectLoaded();
+  await expect(page.getByTestId('actor-role')).toHaveText('moderator');
+
+  // An admin's screen by URL: a clear "not allowed", the sidebar still there.
+  for (const screen of ['api-keys', 'audit-log']) {
+    await page.goto(`/console/${screen}`);
+    await expect(page.getByTestId('not-allowed')).toBeVisible();
+    await expect(page.getByTestId('not-allowed')).toContainText('for admins');
+  }
+  await page.screenshot({ path: path.join(screenshots, '06-moderator-not-allowed.png'), fullPage: true });
+  await page.getByTestId('not-allowed-back').click();
+  await overview.expectLoaded();
+
+  await page.getByTestId('sign-out').click();
+  await signIn.expectShown();
+  // Signed out on the server too: the cookie no longer opens the console.
+  await page.goto('/console/claims');
+  await signIn.expectShown();
+  expect((await page.request.get('/trpc/session.me')).status()).toBe(401);
+});
+
+test('an admin sees every screen, and the audit log names the account', async ({ page }) => {
+  const admin = createConsoleAccount('Ada Admin', 'admin');
+  const signIn = new SignInPage(page);
+  await page.goto('/console/api-keys');
+  await signIn.expectShown();
+  await signIn.signInWithAccount(admin.email, admin.password);
+  // Back where the link pointed.
+  await expect(page).toHaveURL(/\/console\/api-keys$/);
+  await expect(page.getByTestId('page-title')).toHaveText('API keys');
+  await expect(page.getByTestId('not-allowed')).toHaveCount(0);
+  await expect(page.getByTestId('actor-role')).toHaveText('admin');
+  const entries = await navEntries(page);
+  for (const screen of ADMIN_SCREENS) expect(entries).toContain(screen);
+  await page.screenshot({ path: path.join(screenshots, '07-admin-api-keys.png'), fullPage: true });
+  await page.getByTestId('sign-out').click();
+  await signIn.expectShown();
+});
+
+test('a wrong password and an account without a role get a clear message, and no session', async ({ page }) => {
+  const developer = createConsoleAccount('Dev Without Role');
+  const signIn = new SignInPage(page);
+  await page.goto('/console/sign-in');
+  await signIn.expectShown();
+
+  await signIn.signInWithAccount(developer.email, 'not the password at all');
+  await expect(signIn.error).toHaveText('That e-mail address and password do not match. Check both and try again.');
+  await page.screenshot({ path: path.join(screenshots, '08-sign-in-wrong-password.png'), fullPage: true });
+  // An unknown address reads exactly the same.
+  await signIn.signInWithAccount(`nobody.${Date.now()}@console.example`, 'not the password at all');
+  await expect(signIn.error).toHaveText('That e-mail address and password do not match. Check both and try again.');
+
+  await signIn.signInWithAccount(developer.email, developer.password);
+  await expect(signIn.error).toContainText('no access to the moderator console');
+  await signIn.expectShown();
+  // The account's session was ended again, so nothing is left open.
+  expect((await page.request.get('/trpc/session.me')).status()).toBe(401);
+  await page.screenshot({ path: path.join(screenshots, '09-sign-in-no-role.png'), fullPage: true });
 });
