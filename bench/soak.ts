@@ -150,6 +150,8 @@ async function main(): Promise<void> {
   if (ids.length === 0) throw new Error('no agents in the demo directory');
 
   const rssStart = rssOf(pid);
+  // The machine's 1-minute load when the load starts and ends: p99 on 2 shared cores depends on it.
+  const [loadStart = 0] = os.loadavg();
   let rssPeak = rssStart;
   const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(pid))), 5_000);
   console.error(
@@ -266,6 +268,7 @@ async function main(): Promise<void> {
   const drainSeconds = (performance.now() - drainStarted) / 1000;
   const lost = [...committed].filter((id) => !verified.has(id));
   const rssEnd = rssOf(pid);
+  const [loadEnd = 0] = os.loadavg();
   clearInterval(rssTimer);
   rssPeak = Math.max(rssPeak, rssEnd);
 
@@ -296,6 +299,7 @@ async function main(): Promise<void> {
     statuses,
     server_errors: samples.filter((s) => s.status >= 500 || s.status === 0).length,
     rss_mb: { start: mb(rssStart), end: mb(rssEnd), peak: mb(rssPeak) },
+    load_average_1m: { start: round(loadStart), end: round(loadEnd) },
     webhooks: {
       reviews_committed: committed.size,
       delivered_verified: [...committed].filter((id) => verified.has(id)).length,
