@@ -61,6 +61,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
+  // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
+  accounts.onRename((accountId, name) => agents.renameOwner(accountId, name));
+  accounts.onClose((accountId) => agents.detachOwner(accountId));
   const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
@@ -81,6 +84,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
+    ownerNameOf: (accountId) => accounts.find(accountId)?.name,
     quotas: config.rateLimit.enabled,
   });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });

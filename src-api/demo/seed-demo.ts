@@ -289,6 +289,7 @@ function buildAgents(random: DemoRandom, ids: IdGenerator, authors: DemoAuthor[]
       status: 'active',
       statusMessage: null,
       ownerAccountId: null,
+      ownerName: null,
       agentCardUrl: null,
       skills: null,
       agentCardEtag: null,

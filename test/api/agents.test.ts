@@ -54,6 +54,7 @@ describe('GET /agents/{id}', () => {
         'description',
         'id',
         'name',
+        'owner',
         'rating',
         'source_url',
         'tagline',
@@ -66,6 +67,7 @@ describe('GET /agents/{id}', () => {
       ].sort(),
     );
     expect(profile.rating).toEqual({ average: null, count: 0 });
+    expect(profile.owner).toBeNull();
     expect(profile.created_at).toMatch(/Z$/);
   });
 

@@ -11,6 +11,7 @@ const PROFILE_FIELDS = [
   'description',
   'id',
   'name',
+  'owner',
   'rating',
   'source_url',
   'status',

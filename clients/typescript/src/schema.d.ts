@@ -1131,6 +1131,10 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /** @description The account that proved ownership with a verified claim; null when the agent has no owner */
+      owner: {
+        name: string;
+      } | null;
       /**
        * @description `deprecated` agents stay listed and findable but rank below active ones
        * @enum {string}
@@ -1212,6 +1216,10 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /** @description The account that proved ownership with a verified claim; null when the agent has no owner */
+      owner: {
+        name: string;
+      } | null;
       /**
        * @description `deprecated` agents stay listed and findable but rank below active ones
        * @enum {string}
@@ -1827,6 +1835,10 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /** @description The account that proved ownership with a verified claim; null when the agent has no owner */
+      owner: {
+        name: string;
+      } | null;
       /**
        * @description `deprecated` agents stay listed and findable but rank below active ones
        * @enum {string}
@@ -1876,6 +1888,10 @@ export interface components {
       trust_score: number;
       source_url: string;
       verified: boolean;
+      /** @description The account that proved ownership with a verified claim; null when the agent has no owner */
+      owner: {
+        name: string;
+      } | null;
       /**
        * @description `deprecated` agents stay listed and findable but rank below active ones
        * @enum {string}

@@ -54,9 +54,8 @@ export function createAccountRecords({ db }: { db: Db }) {
       return page(submissions, submissions.accountId, submissions.createdAt, accountId, query, toSubmission);
     },
 
-    /** Closing: the account's records stay, without an owner. Call inside the closing transaction. */
+    /** Closing: the account's records stay, without an owner (its agents: AgentsService.detachOwner). Call inside the closing transaction. */
     detach(accountId: string): void {
-      db.update(agents).set({ ownerAccountId: null }).where(eq(agents.ownerAccountId, accountId)).run();
       db.update(reviews).set({ accountId: null }).where(eq(reviews.accountId, accountId)).run();
       db.update(claims).set({ accountId: null }).where(eq(claims.accountId, accountId)).run();
       db.update(submissions).set({ accountId: null }).where(eq(submissions.accountId, accountId)).run();

@@ -79,6 +79,7 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
   });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
+  const renameHooks: Array<(accountId: string, name: string) => void> = [];
 
   const byEmail = (email: string): AccountRow | undefined =>
     db
@@ -115,6 +116,11 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
     /** What closing an account also ends (registered once by services.ts). */
     onClose(hook: AccountCloseHook): void {
       closeHooks.push(hook);
+    },
+
+    /** What a new name also changes (the owner name on owned agents' profiles), in the renaming transaction. */
+    onRename(hook: (accountId: string, name: string) => void): void {
+      renameHooks.push(hook);
     },
 
     /**
@@ -241,6 +247,7 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
         const row = requireRow(id);
         const now = isoNow(clock);
         db.update(accounts).set({ name, updatedAt: now }).where(eq(accounts.id, id)).run();
+        for (const hook of renameHooks) hook(id, name);
         return toAccount({ ...row, name, updatedAt: now });
       });
     },

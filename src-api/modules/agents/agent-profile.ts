@@ -15,6 +15,7 @@ export function toAgentProfile(row: AgentRow): AgentProfile {
     trust_score: row.trustScore,
     source_url: row.sourceUrl,
     verified: row.verified,
+    owner: row.ownerAccountId !== null && row.ownerName !== null ? { name: row.ownerName } : null,
     status: row.status,
     status_message: row.statusMessage ?? null,
     rating: {

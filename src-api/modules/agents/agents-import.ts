@@ -19,7 +19,7 @@ import { computeTrustScore } from './trust-score';
  * - `id`: an existing agent is updated; an unknown id is created with that id
  *   (it must be a valid id); no id means a new agent with a generated id.
  * - the read-only fields of an exported profile, so that an export imports back:
- *   `trust_score` and `rating` are computed from other data and are ignored;
+ *   `trust_score` and `rating` are computed from other data and `owner` comes from claims: all ignored;
  *   `verified` is applied (both ways) when given; `created_at`/`updated_at` are
  *   kept for new agents (a restore) and ignored on updates (an update happens now);
  *   `listed` (written by `export --include-unlisted`), `status` and `status_message` are applied when given.
@@ -126,6 +126,8 @@ const importRecordSchema = z.strictObject({
   trust_score: z.number().optional(),
   /** Computed from reviews: accepted so that exports import back, then ignored. */
   rating: ratingSummarySchema.optional(),
+  /** Set only by a verified claim made with an account: accepted so that exports import back, then ignored. */
+  owner: z.object({ name: z.string() }).nullable().optional(),
 });
 type ImportRecordData = z.infer<typeof importRecordSchema>;
 
@@ -294,6 +296,7 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         status: data.status ?? 'active',
         statusMessage: data.status === 'deprecated' ? data.status_message || null : null,
         ownerAccountId: null,
+        ownerName: null,
         agentCardUrl: null,
         skills: null,
         agentCardEtag: null,

@@ -50,6 +50,10 @@ export const agentProfileSchema = z
     trust_score: z.number().describe('0–100, computed from verification, reviews, completeness and age'),
     source_url: z.string(),
     verified: z.boolean(),
+    owner: z
+      .object({ name: z.string() })
+      .nullable()
+      .describe('The account that proved ownership with a verified claim; null when the agent has no owner'),
     status: z.enum(AGENT_STATUSES).describe('`deprecated` agents stay listed and findable but rank below active ones'),
     status_message: z.string().nullable().describe('Why it is deprecated, or what to use instead'),
     rating: ratingSummarySchema,

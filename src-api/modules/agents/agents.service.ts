@@ -46,6 +46,12 @@ export interface AgentCardFields {
   etag: string | null;
 }
 
+/** The account that owns an agent, and its name as profiles show it. */
+export interface AgentOwner {
+  accountId: string;
+  name: string;
+}
+
 export interface WriteOptions {
   /** Who did it, for the audit log; omitted for public and system writes. */
   actor?: string;
@@ -310,6 +316,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
           status: 'active',
           statusMessage: null,
           ownerAccountId: null,
+          ownerName: null,
           agentCardUrl: options.card?.url ?? null,
           skills: options.card?.skills ?? null,
           agentCardEtag: options.card?.etag ?? null,
@@ -369,12 +376,20 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
       });
     },
 
-    /** Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`). */
-    setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string } = {}): AgentRow {
+    /**
+     * Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`).
+     * `owner`: the account whose verified claim proved ownership, written in the same change.
+     */
+    setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string; owner?: AgentOwner } = {}): AgentRow {
       return inTransaction(db, () => {
         const current = requireRow(id, true);
-        if (current.verified === verified) return current;
-        const next = writeChanges(current, { verified }, options);
+        const owner = options.owner;
+        const ownerChanges =
+          owner && (owner.accountId !== current.ownerAccountId || owner.name !== current.ownerName)
+            ? { ownerAccountId: owner.accountId, ownerName: owner.name }
+            : {};
+        if (current.verified === verified && Object.keys(ownerChanges).length === 0) return current;
+        const next = writeChanges(current, { verified, ...ownerChanges }, options);
         if (options.emitEvents !== false) {
           if (verified) events.record('agent.verified', { agent_id: id, name: next.name, via: options.via ?? 'moderator' });
           else events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['verified'] });
@@ -385,8 +400,8 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
             action: verified ? 'agent.verify' : 'agent.unverify',
             entityType: 'agent',
             entityId: id,
-            before: { verified: current.verified },
-            after: { verified },
+            before: { verified: current.verified, ...(owner && { owner_account_id: current.ownerAccountId }) },
+            after: { verified, ...(owner && { owner_account_id: owner.accountId }) },
           });
         }
         return next;
@@ -457,6 +472,22 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
         .orderBy(asc(agents.agentCardFetchedAt))
         .limit(limit)
         .all();
+    },
+
+    /** An owner account's new name on each of its agents' profiles (no webhook: the listing itself did not change). */
+    renameOwner(accountId: string, name: string): void {
+      inTransaction(db, () => {
+        for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
+          if (current.ownerName !== name) writeChanges(current, { ownerName: name }, {});
+        }
+      });
+    },
+
+    /** A closed owner account: its agents stay, without an owner. Call inside the closing transaction. */
+    detachOwner(accountId: string): void {
+      for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
+        writeChanges(current, { ownerAccountId: null, ownerName: null }, {});
+      }
     },
 
     /** Hides an agent from the public API, or lists it again. */

@@ -33,6 +33,8 @@ export const agents = sqliteTable(
     statusMessage: text('status_message'),
     /** The account that proved ownership (a verified claim made with an account); null: no owner. */
     ownerAccountId: text('owner_account_id'),
+    /** The owner account's name as the profile shows it (`owner.name`), kept with the row so profiles stay one-row reads. */
+    ownerName: text('owner_name'),
     /** The A2A Agent Card the agent was submitted with (contract §9); re-fetched weekly. */
     agentCardUrl: text('agent_card_url'),
     /** The card's skills, as of the last fetch. */

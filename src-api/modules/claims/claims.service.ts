@@ -44,6 +44,8 @@ export interface ClaimsServiceDeps {
   recheckIntervalMs: number;
   /** Enforce the quotas of contract section 3 (off with the rate limits). */
   quotas: boolean;
+  /** The name of the account a verified claim makes owner (undefined once the account is gone). */
+  ownerNameOf: (accountId: string) => string | undefined;
 }
 
 /** Who is asking, for quotas and ownership. */
@@ -94,6 +96,7 @@ export function createClaimsService({
   forgeRawBases,
   recheckIntervalMs,
   quotas,
+  ownerNameOf,
 }: ClaimsServiceDeps) {
   const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
@@ -195,7 +198,13 @@ export function createClaimsService({
       claimant_name: next.claimantName,
       method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
     });
-    agents.setVerified(next.agentId, true, { via: 'claim', actor: how.actor });
+    // A claim made with an account makes that account the owner; an anonymous one only verifies the agent.
+    const ownerName = next.accountId ? ownerNameOf(next.accountId) : undefined;
+    agents.setVerified(next.agentId, true, {
+      via: 'claim',
+      actor: how.actor,
+      ...(next.accountId && ownerName !== undefined && { owner: { accountId: next.accountId, name: ownerName } }),
+    });
 
     const others = db
       .select()
