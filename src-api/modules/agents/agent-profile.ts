@@ -32,8 +32,15 @@ export function toAgentProfile(row: AgentRow): AgentProfile {
 export interface AdminAgent extends AgentProfile {
   listed: boolean;
   version: number;
+  /** For agents submitted by A2A Agent Card: when it was last fetched and the ETag it answered with. */
+  agent_card: { url: string; etag: string | null; fetched_at: string | null } | null;
 }
 
 export function toAdminAgent(row: AgentRow): AdminAgent {
-  return { ...toAgentProfile(row), listed: row.listed, version: row.version };
+  return {
+    ...toAgentProfile(row),
+    listed: row.listed,
+    version: row.version,
+    agent_card: row.agentCardUrl === null ? null : { url: row.agentCardUrl, etag: row.agentCardEtag, fetched_at: row.agentCardFetchedAt },
+  };
 }

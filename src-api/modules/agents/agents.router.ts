@@ -82,6 +82,15 @@ export const agentsRouter = router({
       ),
     ),
 
+  /**
+   * Fetches an agent's A2A Agent Card now instead of at the weekly re-fetch (with its ETag); a
+   * changed card updates the profile and skills. Answers what happened and the agent as it is after.
+   */
+  refetchCard: adminProcedure.input(agentRef).mutation(async ({ ctx, input }) => {
+    const result = await ctx.services.agentCards.refetchNow(input.id, { actor: ctx.actor });
+    return { ...result, agent: toAdminAgent(ctx.services.agents.getRow(input.id)) };
+  }),
+
   /** Hides an agent from the public API (listed: false) or lists it again. */
   setListed: adminProcedure
     .input(z.strictObject({ id: idParamSchema, listed: z.boolean(), expectedVersion }))

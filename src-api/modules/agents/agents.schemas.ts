@@ -36,6 +36,7 @@ export const ratingSummarySchema = z.object({
 export const agentSkillSchema = z
   .object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) })
   .meta({ id: 'AgentSkill' });
+export type AgentSkill = z.infer<typeof agentSkillSchema>;
 
 export const agentProfileSchema = z
   .object({

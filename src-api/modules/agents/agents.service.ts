@@ -435,12 +435,13 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /**
      * A re-fetched Agent Card: its profile fields and skills; a change is an `agent.updated`
      * (with the changed fields, `skills` among them). The fetch time and ETag are kept either way.
+     * `actor`: the moderator who asked for the fetch (audited); none for the weekly re-fetch.
      */
-    applyAgentCard(id: string, patch: AgentPatch, card: AgentCardFields): AgentRow {
+    applyAgentCard(id: string, patch: AgentPatch, card: AgentCardFields, { actor }: { actor?: string } = {}): AgentRow {
       return inTransaction(db, () => {
         const current = requireRow(id, true);
         const skillsChanged = JSON.stringify(current.skills ?? []) !== JSON.stringify(card.skills);
-        const next = service.update(id, patch, { emitEvents: false });
+        const next = service.update(id, patch, { emitEvents: false, actor });
         const fields = Object.entries(PROFILE_FIELD_NAMES)
           .filter(([key]) => JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(next[key as keyof AgentRow]))
           .map(([, name]) => name);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailSchema, httpUrlSchema, isoDateTimeSchema, pageQuerySchema } from '../../lib/schemas';
-import { agentInputSchema, agentTypeSchema } from '../agents/agents.schemas';
+import { agentInputSchema, agentTypeSchema, type AgentSkill } from '../agents/agents.schemas';
 
 export const SUBMISSION_STATUSES = ['pending', 'approved', 'rejected'] as const;
 export const submissionStatusSchema = z.enum(SUBMISSION_STATUSES);
@@ -74,6 +74,8 @@ export interface AdminSubmission extends Submission {
   contact_email: string | null;
   decided_by: string | null;
   version: number;
+  /** Submitted by Agent Card: the card's skills. */
+  skills?: AgentSkill[];
 }
 
 export const MAX_REJECTION_REASON_LENGTH = 1_000;

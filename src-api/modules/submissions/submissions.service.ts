@@ -192,7 +192,14 @@ export function toSubmission(row: SubmissionRow): Submission {
 }
 
 export function toAdminSubmission(row: SubmissionRow): AdminSubmission {
-  return { ...toSubmission(row), contact_email: row.contactEmail, decided_by: row.decidedBy, version: row.version };
+  return {
+    ...toSubmission(row),
+    contact_email: row.contactEmail,
+    decided_by: row.decidedBy,
+    version: row.version,
+    // The card's skills, for the moderator to read before approving (the public view keeps to the contract's fields).
+    ...(row.agentCardUrl !== null && { skills: row.skills ?? [] }),
+  };
 }
 
 /** The agent a submission becomes when approved. */
