@@ -88,7 +88,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     quotas: config.rateLimit.enabled,
   });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
-  const newsletter = createNewsletterService({ ...base, audit });
+  const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
   reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));

@@ -695,9 +695,69 @@ export interface paths {
     put?: never;
     /**
      * Subscribe to the newsletter
-     * @description Subscribes an e-mail address: 201 when it is new. Subscribing an address that is already on the list (compared case-insensitively) changes nothing and answers 200 with the existing subscription.
+     * @description Mails a confirmation link to the address; it is subscribed once the link is followed (`POST /newsletter/confirm`). The answer is 202 with the same body for every valid address, whether new, waiting for confirmation or subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list.
      */
     post: operations['postNewsletter'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm a newsletter subscription
+     * @description Takes the token of the confirmation link (single-use, valid 48 h): the address is subscribed. An unknown, expired or used token is 400 `invalid_token`.
+     */
+    post: operations['postNewsletterConfirm'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/unsubscribe': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Unsubscribe from the newsletter
+     * @description Takes the token of the unsubscribe link that every newsletter mail carries (valid a year, any number of times): the address leaves the list. An unknown or expired token is 400 `invalid_token`.
+     */
+    post: operations['postNewsletterUnsubscribe'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/unsubscribe/one-click': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Unsubscribe with one click (RFC 8058)
+     * @description The URL of the `List-Unsubscribe` header of every newsletter mail (with `List-Unsubscribe-Post: List-Unsubscribe=One-Click`). A mail client POSTs `List-Unsubscribe=One-Click` as a form; the token is in the URL. Same effect as `POST /newsletter/unsubscribe`.
+     */
+    post: operations['postNewsletterUnsubscribeOneClick'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1614,14 +1674,26 @@ export interface components {
         instructions: string;
       };
     };
+    NewsletterSignUp: {
+      /** @description The address as sent in this request (trimmed), never a stored spelling */
+      email: string;
+      /** @constant */
+      status: 'confirmation_sent';
+    };
+    NewsletterSignUpInput: {
+      /** @description The address as sent in this request (trimmed), never a stored spelling */
+      email: string;
+      /** @constant */
+      status: 'confirmation_sent';
+    };
     NewsletterSubscription: {
-      /** @description The address as it was first subscribed */
+      /** @description The subscribed address */
       email: string;
       /** @enum {string} */
       status: 'subscribed' | 'unsubscribed';
     };
     NewsletterSubscriptionInput: {
-      /** @description The address as it was first subscribed */
+      /** @description The subscribed address */
       email: string;
       /** @enum {string} */
       status: 'subscribed' | 'unsubscribed';
@@ -5071,33 +5143,22 @@ export interface operations {
         'application/json': {
           /**
            * Format: email
-           * @description The address to subscribe; compared case-insensitively, so each address is subscribed once
+           * @description The address to subscribe; compared case-insensitively, so each address is on the list once
            */
           email: string;
         };
       };
     };
     responses: {
-      /** @description The address was already subscribed */
-      200: {
+      /** @description A mail is on its way to the address */
+      202: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['NewsletterSubscription'];
-        };
-      };
-      /** @description The address is now subscribed */
-      201: {
-        headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['NewsletterSubscription'];
+          'application/json': components['schemas']['NewsletterSignUp'];
         };
       };
       /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
@@ -5142,6 +5203,208 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterConfirm: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The token from the link in a newsletter mail */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The address is subscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterUnsubscribe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The token from the link in a newsletter mail */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The address is unsubscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterUnsubscribeOneClick: {
+    parameters: {
+      query: {
+        /** @description The token of the List-Unsubscribe URL */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /**
+           * @description Always "One-Click" (RFC 8058)
+           * @enum {string}
+           */
+          'List-Unsubscribe': 'One-Click';
+        };
+        'multipart/form-data': {
+          /**
+           * @description Always "One-Click" (RFC 8058)
+           * @enum {string}
+           */
+          'List-Unsubscribe': 'One-Click';
+        };
+      };
+    };
+    responses: {
+      /** @description The address is unsubscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
