@@ -440,6 +440,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/agents/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Edit an owned agent
+     * @description The owner changes `tagline`, `description`, `author`, `capabilities`, `categories` and `type` at once: 200 with the profile, and an `agent.updated` event. A new `name` or `source_url` goes to the moderators instead: 202 `{"id","status":"pending"}` (the other fields of the same body are applied); one request may wait per agent (409 `conflict`). An agent this account does not own answers 404, the same as an unknown one.
+     */
+    patch: operations['updateOwnedAgent'];
+    trace?: never;
+  };
+  '/api/v1/me/agents/{id}/reviews/{review_id}/reply': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reply to a review of an owned agent
+     * @description The reply is shown with its review in `GET /agents/{id}/reviews` (`reply`); replying again replaces it. A review of another agent, or a hidden one, is a 404. An agent this account does not own answers 404, the same as an unknown one.
+     */
+    post: operations['replyToReview'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/agents/{id}/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deprecate an owned agent, or make it active again
+     * @description `deprecated` keeps the agent listed and findable, ranked below active ones, with `status_message` on its profile; `active` clears the message. 200 with the profile, and an `agent.updated` event. An agent this account does not own answers 404, the same as an unknown one.
+     */
+    post: operations['setOwnedAgentStatus'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/claims': {
     parameters: {
       query?: never;
@@ -1496,6 +1556,18 @@ export interface components {
         average_rating: number | null;
       };
     };
+    EditRequestAccepted: {
+      /** @description The edit request, in the moderation queue */
+      id: string;
+      /** @constant */
+      status: 'pending';
+    };
+    EditRequestAcceptedInput: {
+      /** @description The edit request, in the moderation queue */
+      id: string;
+      /** @constant */
+      status: 'pending';
+    };
     MarketingMetrics: {
       /** @description Posts per tone, every tone listed */
       tone_distribution: {
@@ -1868,6 +1940,8 @@ export interface components {
       verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
+      /** @description The agent owner's answer, null when there is none */
+      reply: components['schemas']['ReviewReply'] | null;
     };
     ReviewInput: {
       id: string;
@@ -1879,6 +1953,24 @@ export interface components {
       verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
+      /** @description The agent owner's answer, null when there is none */
+      reply: components['schemas']['ReviewReplyInput'] | null;
+    };
+    /** @description The agent owner's answer to a review */
+    ReviewReply: {
+      body: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+    };
+    /** @description The agent owner's answer to a review */
+    ReviewReplyInput: {
+      body: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
     };
     SearchHit: {
       id: string;
@@ -3897,6 +3989,334 @@ export interface operations {
         headers: {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  updateOwnedAgent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          tagline?: string;
+          description?: string;
+          author?: string;
+          capabilities?: string[];
+          categories?: string[];
+          /** @enum {string} */
+          type?:
+            | 'assistant'
+            | 'coding'
+            | 'research'
+            | 'data'
+            | 'devops'
+            | 'security'
+            | 'customer-support'
+            | 'sales-marketing'
+            | 'writing'
+            | 'design'
+            | 'workflow'
+            | 'education'
+            | 'other';
+          /** Format: uri */
+          source_url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EditRequestAccepted'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Conflict with the current state (`conflict`, …) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  replyToReview: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+        /** @description Review id */
+        review_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The owner's answer, 1 to 2000 characters */
+          body: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Review'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  setOwnedAgentStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description `deprecated`: stays findable, ranks below active agents; `active`: clears the message
+           * @enum {string}
+           */
+          status: 'active' | 'deprecated';
+          /** @description Why it is deprecated, or what to use instead (ignored for `active`) */
+          message?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
           'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
