@@ -117,6 +117,8 @@ test.describe('audit log', () => {
     await audit.open(adminToken, `?q=${agentId}&action=agent.update`);
     await audit.expectFiltered(`"q":"${agentId}"`);
     await expect(audit.column('audit-action')).toHaveText(['agent.update', 'agent.update']);
+    // Rows name the agent beside its id.
+    await expect(audit.column('audit-entity-name')).toHaveText([agents[0].name, agents[0].name]);
     await audit.rows.nth(1).click();
     await expect(audit.diffRow('tagline')).toHaveAttribute('data-kind', 'changed');
     await expect(audit.diffRow('tagline').getByTestId('diff-before')).toHaveText(original.tagline);

@@ -121,8 +121,15 @@ test.describe('claims', () => {
     await expect(claims.verifyResult).toContainText('HTTP 404');
     await expect(claims.lastCheck).toContainText('failed');
     await expect(claims.status).toHaveText('pending');
+    // The queue row says why in words, not a bare status code.
+    await expect(claims.row(claim.id)).toContainText('check failed · HTTP 404');
     await claims.detail.screenshot({ path: shot('11-claims-verify-failed.png') });
     expect(await agentVerified(request, agentId)).toBe(false);
+
+    // A file without the token answers 200: the row says the token was not found, not "200".
+    servedTokens = ['not-the-token'];
+    await claims.verifyNow.click();
+    await expect(claims.row(claim.id)).toContainText('check failed · token not found');
 
     // The claimant publishes the token: the next check verifies the claim and the agent.
     servedTokens = [claim.verification.token];
@@ -135,7 +142,7 @@ test.describe('claims', () => {
 
     expect(await agentVerified(request, agentId)).toBe(true);
     expect((await (await request.get(`/api/v1/claims/${claim.id}`)).json()).status).toBe('verified');
-    expect((await auditActions(request, claim.id)).sort()).toEqual(['admin-token claim.check', 'admin-token claim.verify']);
+    expect((await auditActions(request, claim.id)).sort()).toEqual(['admin-token claim.check', 'admin-token claim.check', 'admin-token claim.verify']);
   });
 
   test('a claim checked meanwhile is not decided on stale data; verifying by hand then works', async ({ page, request }) => {

@@ -133,7 +133,7 @@ test.describe('Webhooks', () => {
 
     // The secret, shown once, with a working copy button; Escape does not lose it.
     await expect(hooks.secretDialog).toHaveAttribute('data-mode', 'created');
-    await expect(page.getByTestId('secret-once')).toContainText('it is not shown again');
+    await expect(page.getByTestId('secret-once')).toContainText('a moderator can reveal it later');
     const secret = await hooks.secretValue.inputValue();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     await hooks.secretCopy.click();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeChange, diffValues, formatValue, summarize } from '../../src-renderer/components/audit/audit-diff';
+import { describeChange, diffValues, entityName, formatValue, summarize } from '../../src-renderer/components/audit/audit-diff';
 
 /** The console's before/after comparison of audit entries. */
 describe('diffValues', () => {
@@ -48,6 +48,9 @@ describe('summaries', () => {
 
   it('says in one line what an entry changed', () => {
     expect(describeChange(null, { a: 1, b: 2 })).toBe('Created with 2 fields');
+    expect(describeChange(null, { a: 1, b: 2 }, 'agent.create')).toBe('Created with 2 fields');
+    // A test send records what was sent; it creates nothing.
+    expect(describeChange(null, { event: 'agent.updated', status: 200 }, 'webhook.test')).toBe('Recorded: event, status');
     expect(describeChange({ a: 1 }, null)).toBe('Removed (1 field)');
     expect(describeChange({ a: 1, b: 1 }, { a: 1, b: 2 })).toBe('b');
     expect(describeChange({ a: 1 }, { a: 1 })).toBe('No field changed');
@@ -60,5 +63,15 @@ describe('summaries', () => {
     expect(formatValue(null)).toBe('null');
     expect(formatValue(['a'])).toBe('["a"]');
     expect(formatValue(undefined)).toBe('');
+  });
+});
+
+describe('entityName', () => {
+  it('names the record from what the entry recorded: after first, then before', () => {
+    expect(entityName(null, { name: 'Paper Digest', tagline: 'x' })).toBe('Paper Digest');
+    expect(entityName({ url: 'https://hooks.example/a' }, null)).toBe('https://hooks.example/a');
+    expect(entityName({ email: 'mod@example.com' }, { roles: ['moderator'] })).toBe('mod@example.com');
+    expect(entityName(null, { verified: true })).toBeNull();
+    expect(entityName('text', [1, 2])).toBeNull();
   });
 });

@@ -72,15 +72,22 @@ export function summarize(rows: readonly DiffRow[]): DiffSummary {
   return summary;
 }
 
-/** One line for a list: which fields an entry changed. */
-export function describeChange(before: unknown, after: unknown): string {
+/** Actions that bring a record into being; any other entry with only an "after" records what was done (a test send, a redelivery). */
+const isCreation = (action: string | undefined) => action === undefined || /\.(create|import|submit)$/.test(action);
+
+/** Field paths for a one-line list: the first three, then how many more. */
+const listPaths = (paths: string[]) => (paths.length <= 3 ? paths.join(', ') : `${paths.slice(0, 3).join(', ')} +${paths.length - 3} more`);
+
+/** One line for a list: which fields an entry changed. `action` (e.g. "webhook.test") tells a creation from a recorded act. */
+export function describeChange(before: unknown, after: unknown, action?: string): string {
   if (isAbsent(before) && isAbsent(after)) return 'No recorded fields';
   const rows = diffValues(before, after);
+  if (isAbsent(before) && !isCreation(action)) return `Recorded: ${listPaths(rows.map((row) => row.path || 'value'))}`;
   if (isAbsent(before)) return `Created with ${rows.length} field${rows.length === 1 ? '' : 's'}`;
   if (isAbsent(after)) return `Removed (${rows.length} field${rows.length === 1 ? '' : 's'})`;
   const touched = rows.filter((row) => row.kind !== 'unchanged').map((row) => row.path || 'value');
   if (touched.length === 0) return 'No field changed';
-  return touched.length <= 3 ? touched.join(', ') : `${touched.slice(0, 3).join(', ')} +${touched.length - 3} more`;
+  return listPaths(touched);
 }
 
 /** How a value reads in a diff cell: strings as they are, everything else as JSON. */
@@ -88,4 +95,22 @@ export function formatValue(value: unknown): string {
   if (value === undefined) return '';
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
+}
+
+/** Fields that name a record, in order of preference: an agent's name, an endpoint's URL, an account's e-mail, a post's title. */
+const NAME_FIELDS = ['name', 'agent_name', 'title', 'email', 'url'];
+
+/**
+ * What a person calls the entry's record, read from what the entry recorded (after, else before):
+ * the audit log shows it beside the id, so a row reads "Agent: Paper Digest" rather than an id alone.
+ */
+export function entityName(before: unknown, after: unknown): string | null {
+  for (const snapshot of [after, before]) {
+    if (snapshot === null || typeof snapshot !== 'object' || Array.isArray(snapshot)) continue;
+    for (const field of NAME_FIELDS) {
+      const value = (snapshot as Record<string, unknown>)[field];
+      if (typeof value === 'string' && value.trim() !== '') return value;
+    }
+  }
+  return null;
 }

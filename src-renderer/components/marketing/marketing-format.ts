@@ -29,16 +29,7 @@ export function formatPValue(p: number | undefined): string {
   return p < 0.1 ? p.toFixed(3) : p.toFixed(2);
 }
 
-const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const DATE = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
-
-export function formatDate(iso: string | null | undefined): string {
-  return iso ? DATE.format(new Date(iso)) : '—';
-}
-
-export function formatDateTime(iso: string | null | undefined): string {
-  return iso ? DATE_TIME.format(new Date(iso)) : '—';
-}
+export { formatDate, formatDateTime } from '../../shared/dates';
 
 /** The first words of a text, on one line. */
 export function excerpt(text: string, length = 110): string {
