@@ -26,6 +26,21 @@ export function appLocation({ devServerUrl, rendererFile }: { devServerUrl?: str
   };
 }
 
+/** A team's server: the window shows its web console, and "the app" is everything on that origin (console, dashboard, docs). */
+export function remoteLocation(consoleUrl: string): AppLocation {
+  const base = new URL(consoleUrl);
+  return {
+    url: base.href,
+    isAppUrl(candidate) {
+      try {
+        return new URL(candidate).origin === base.origin;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
 /** Only web links leave the app, and only to the system browser. */
 export function isExternalWebUrl(url: string): boolean {
   try {

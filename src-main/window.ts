@@ -17,8 +17,11 @@ export function secureSession(session: Session, csp: string): void {
   session.setPermissionCheckHandler(() => false);
 }
 
-/** The console window: isolated, sandboxed, unable to navigate away or open windows of its own. */
-export function createMainWindow({ location, preloadPath }: { location: AppLocation; preloadPath: string }): BrowserWindow {
+/**
+ * The console window: isolated, sandboxed, unable to navigate away or open windows of its own. Without a
+ * preload (a remote server's console) the page gets no bridge at all and talks to its server over HTTPS.
+ */
+export function createMainWindow({ location, preloadPath }: { location: AppLocation; preloadPath: string | undefined }): BrowserWindow {
   const window = new BrowserWindow({
     width: 1280,
     height: 820,
@@ -29,7 +32,7 @@ export function createMainWindow({ location, preloadPath }: { location: AppLocat
     backgroundColor: '#ffffff',
     autoHideMenuBar: true,
     webPreferences: {
-      preload: preloadPath,
+      ...(preloadPath ? { preload: preloadPath } : {}),
       contextIsolation: true,
       nodeIntegration: false,
       sandbox: true,
@@ -50,5 +53,30 @@ export function createMainWindow({ location, preloadPath }: { location: AppLocat
   });
 
   void window.loadURL(location.url);
+  return window;
+}
+
+/**
+ * The first-start connection screen (server-choice.ts draws it): a small window whose form "navigates" to
+ * CHOICE_URL; `onChoice` gets each such navigation's URL, and no navigation ever leaves the page.
+ */
+export function createConnectionWindow({ pageUrl, onChoice }: { pageUrl: string; onChoice: (url: string) => void }): BrowserWindow {
+  const window = new BrowserWindow({
+    width: 620,
+    height: 640,
+    resizable: true,
+    show: false,
+    title: 'Connect · Agent Directory',
+    backgroundColor: '#f6f7f9',
+    autoHideMenuBar: true,
+    webPreferences: { contextIsolation: true, nodeIntegration: false, sandbox: true, webSecurity: true, spellcheck: false },
+  });
+  window.once('ready-to-show', () => window.show());
+  window.webContents.on('will-navigate', (event, url) => {
+    event.preventDefault();
+    onChoice(url);
+  });
+  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  void window.loadURL(pageUrl);
   return window;
 }

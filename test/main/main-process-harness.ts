@@ -44,9 +44,13 @@ export class MainProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static start(env: Record<string, string>): MainProcess {
-    const userData = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-electron-'));
-    const child = fork(mainBundle, [], {
+  /**
+   * `args` are the app's command line; `--local` by default (a returning user who hosts the directory here), since
+   * with no choice made the app first asks with its connection screen. `userData` reuses a folder (a second start).
+   */
+  static start(env: Record<string, string>, args: string[] = ['--local'], userData?: string): MainProcess {
+    userData ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-electron-'));
+    const child = fork(mainBundle, args, {
       cwd: root,
       execArgv: ['--import', registerFakeElectron],
       env: { ...process.env, FAKE_ELECTRON_USER_DATA: userData, FAKE_ELECTRON_APP_PATH: root, ...env },
@@ -80,8 +84,8 @@ export class MainProcess {
     return this.output;
   }
 
-  kill(): void {
+  kill({ keepUserData = false } = {}): void {
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
-    fs.rmSync(this.userData, { recursive: true, force: true });
+    if (!keepUserData) fs.rmSync(this.userData, { recursive: true, force: true });
   }
 }
