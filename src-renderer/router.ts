@@ -24,8 +24,19 @@ export const consoleRoutes: RouteRecordRaw[] = [
   { path: '/marketing', name: 'marketing', component: () => import('./views/MarketingView.vue'), meta: { title: 'Marketing' } },
   { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks', role: 'admin' } },
   { path: '/api-keys', name: 'api-keys', component: () => import('./views/ApiKeysView.vue'), meta: { title: 'API keys', role: 'admin' } },
-  { path: '/newsletter', name: 'newsletter', component: () => import('./views/NewsletterView.vue'), meta: { title: 'Newsletter', role: 'admin' } },
-  { path: '/audit-log', name: 'audit-log', component: () => import('./views/AuditLogView.vue'), meta: { title: 'Audit log', role: 'admin' } },
+  {
+    path: '/newsletter',
+    name: 'newsletter',
+    component: () => import('./views/NewsletterView.vue'),
+    meta: { title: 'Newsletter', role: 'admin' },
+  },
+  {
+    path: '/audit-log',
+    name: 'audit-log',
+    component: () => import('./views/AuditLogView.vue'),
+    meta: { title: 'Audit log', role: 'admin' },
+  },
+  { path: '/accounts', name: 'accounts', component: () => import('./views/AccountsView.vue'), meta: { title: 'Accounts', role: 'admin' } },
 ];
 
 export function createConsoleRouter(pinia: Pinia) {

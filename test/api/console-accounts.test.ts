@@ -42,7 +42,10 @@ const trpcMutation = (procedure: string, input: unknown, init: Init) =>
 const data = async (response: Response) => (await json(response)).result.data;
 
 async function accountWithRoles(email: string, roles: ('moderator' | 'admin')[]): Promise<{ cookie: string; id: string }> {
-  const { account } = await server.services.accounts.createVerified({ email, name: email.split('@')[0]!, roles, password: GOOD_PASSWORD }, 'test');
+  const { account } = await server.services.accounts.createVerified(
+    { email, name: email.split('@')[0]!, roles, password: GOOD_PASSWORD },
+    'test',
+  );
   const session = await server.post('/sessions', { email, password: GOOD_PASSWORD });
   expect(session.status).toBe(201);
   return { cookie: sessionCookieOf(session), id: account.id };
@@ -123,8 +126,13 @@ describe('signing in to the console with an account', () => {
   it('audits each action with the account, the admin token as admin-token', async () => {
     const current = await data(await trpcQuery('agents.get', { id: agentId }, { cookie: moderatorCookie }));
     expect(
-      (await trpcMutation('agents.update', { id: agentId, patch: { author: 'Token Co' }, expectedVersion: current.version }, { token: ADMIN_TOKEN }))
-        .status,
+      (
+        await trpcMutation(
+          'agents.update',
+          { id: agentId, patch: { author: 'Token Co' }, expectedVersion: current.version },
+          { token: ADMIN_TOKEN },
+        )
+      ).status,
     ).toBe(200);
     const entries = (await data(await trpcQuery('audit.list', { entityId: agentId }, { cookie: moderatorCookie }))).entries;
     expect(entries.map((entry: { actor: string }) => entry.actor)).toEqual(['admin-token', `mod@console.test (${moderatorId})`]);
@@ -151,10 +159,18 @@ describe('roles', () => {
   it('lets an admin search accounts, grant and revoke roles, audited with the admin', async () => {
     const found = await data(await trpcQuery('accounts.list', { q: 'DEV@' }, { cookie: adminCookie }));
     expect(found).toMatchObject({ total: 1, accounts: [{ id: developerId, roles: [], disabled: false }] });
+    // An exact account id finds its account (the audit log links there); a fragment of an id finds nothing.
+    const byId = await data(await trpcQuery('accounts.list', { q: developerId }, { cookie: adminCookie }));
+    expect(byId).toMatchObject({ total: 1, accounts: [{ id: developerId }] });
+    expect((await data(await trpcQuery('accounts.list', { q: developerId.slice(0, -2) }, { cookie: adminCookie }))).total).toBe(0);
     const moderators = await data(await trpcQuery('accounts.list', { role: 'moderator' }, { cookie: adminCookie }));
     expect(moderators.accounts.map((a: { id: string }) => a.id)).toEqual([moderatorId]);
 
-    const granted = await trpcMutation('accounts.grantRole', { id: developerId, role: 'moderator' }, { cookie: adminCookie, origin: server.origin });
+    const granted = await trpcMutation(
+      'accounts.grantRole',
+      { id: developerId, role: 'moderator' },
+      { cookie: adminCookie, origin: server.origin },
+    );
     expect(await data(granted)).toMatchObject({ id: developerId, roles: ['moderator'] });
     // The same session now opens the console.
     expect((await trpcQuery('session.me', undefined, { cookie: developerCookie })).status).toBe(200);
@@ -171,7 +187,11 @@ describe('roles', () => {
 
   it('creates an account with a set-password link, and refuses bad input', async () => {
     const created = await data(
-      await trpcMutation('accounts.create', { email: 'new-mod@console.test', name: 'New Mod', roles: ['moderator'] }, { cookie: adminCookie }),
+      await trpcMutation(
+        'accounts.create',
+        { email: 'new-mod@console.test', name: 'New Mod', roles: ['moderator'] },
+        { cookie: adminCookie },
+      ),
     );
     expect(created).toMatchObject({
       account: { email: 'new-mod@console.test', roles: ['moderator'], email_verified: true },
@@ -192,7 +212,11 @@ describe('roles', () => {
 
   it('disables an account: no sign-in, sessions and keys refused; enabling restores the keys', async () => {
     const { cookie, id } = await accountWithRoles('leaving@console.test', ['moderator']);
-    const key = (await json(await server.api('/me/keys', { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{"name":"k"}' }))).key;
+    const key = (
+      await json(
+        await server.api('/me/keys', { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{"name":"k"}' }),
+      )
+    ).key;
     expect((await server.api('/agents?limit=1', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
 
     const disabled = await data(await trpcMutation('accounts.setDisabled', { id, disabled: true }, { cookie: adminCookie }));

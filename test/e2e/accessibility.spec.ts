@@ -1,7 +1,9 @@
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { expectAccessible } from './pages/accessibility';
 import { DashboardPage, linkFromMail } from './pages/dashboard-page';
+import { createConsoleAccount } from './pages/console-accounts';
 import { signInAsModerator, trpc, uniqueSuffix } from './pages/directory-fixtures';
+import { SignInPage } from './pages/sign-in-page';
 
 /**
  * axe-core (WCAG 2.1 A/AA) over every screen of the console and the developer dashboard and their main dialogs
@@ -56,9 +58,45 @@ test.describe('the console', () => {
   test('the sign-in screen', async ({ browser }) => {
     const context = await browser.newContext();
     const page = await context.newPage();
+    const signIn = new SignInPage(page);
     await page.goto('/console/sign-in');
-    await expect(page.getByTestId('sign-in-card')).toBeVisible();
+    // The e-mail and password form is the first tab, then its error state, then the admin token's tab.
+    await expect(page.getByTestId('account-form')).toBeVisible();
     await expectAccessible(page, 'console-sign-in');
+    await signIn.signInWithAccount(`nobody-${uniqueSuffix()}@example.com`, 'not the password at all');
+    await expect(signIn.error).toBeVisible();
+    await expectAccessible(page, 'console-sign-in-error');
+    await signIn.tokenTab.click();
+    await expect(page.getByTestId('token-form')).toBeVisible();
+    await expectAccessible(page, 'console-sign-in-token');
+    await context.close();
+  });
+
+  test('accounts and the new-account dialog', async ({ page, request }) => {
+    await trpc(
+      request,
+      'accounts.create',
+      { email: `a11y-${uniqueSuffix()}@example.com`, name: 'A11y Person', roles: ['moderator'] },
+      'mutation',
+    );
+    await openConsole(page, 'accounts', 'accounts-ready');
+    await expect(page.getByTestId('accounts-view')).toHaveAttribute('data-busy', 'false');
+    await expect(page.getByTestId('account-row').first()).toBeVisible();
+    await expectAccessible(page, 'console-accounts');
+    await page.getByTestId('create-account').click();
+    await expect(page.getByTestId('create-account-dialog')).toBeVisible();
+    await expectAccessible(page, 'console-accounts-create-dialog');
+  });
+
+  test("a moderator's shell and an admin-only screen", async ({ browser }) => {
+    const moderator = createConsoleAccount('A11y Moderator', 'moderator');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const signIn = new SignInPage(page);
+    await page.goto('/console/accounts');
+    await signIn.signInWithAccount(moderator.email, moderator.password);
+    await expect(page.getByTestId('not-allowed')).toBeVisible();
+    await expectAccessible(page, 'console-not-allowed');
     await context.close();
   });
 

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import { expect, test, type APIRequestContext } from '@playwright/test';
+import { AccountsPage } from './pages/accounts-page';
+import { AuditLogPage } from './pages/audit-log-page';
 import { ADMIN_SCREENS, createConsoleAccount, MODERATOR_SCREENS, navEntries } from './pages/console-accounts';
+import { uniqueSuffix } from './pages/directory-fixtures';
 import { OverviewPage } from './pages/overview-page';
 import { SignInPage } from './pages/sign-in-page';
 
@@ -124,8 +127,7 @@ test('an admin sees every screen, and the audit log names the account', async ({
   await expect(page.getByTestId('page-title')).toHaveText('API keys');
   await expect(page.getByTestId('not-allowed')).toHaveCount(0);
   await expect(page.getByTestId('actor-role')).toHaveText('admin');
-  const entries = await navEntries(page);
-  for (const screen of ADMIN_SCREENS) expect(entries).toContain(screen);
+  expect(await navEntries(page)).toEqual([...ADMIN_SCREENS, 'accounts']);
   await page.screenshot({ path: path.join(screenshots, '07-admin-api-keys.png'), fullPage: true });
   await page.getByTestId('sign-out').click();
   await signIn.expectShown();
@@ -150,4 +152,103 @@ test('a wrong password and an account without a role get a clear message, and no
   // The account's session was ended again, so nothing is left open.
   expect((await page.request.get('/trpc/session.me')).status()).toBe(401);
   await page.screenshot({ path: path.join(screenshots, '09-sign-in-no-role.png'), fullPage: true });
+});
+
+test('an admin makes an account a moderator, disables and enables it on the Accounts screen, audited with the admin', async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(60_000);
+  const admin = createConsoleAccount('Ada Admin', 'admin');
+  const colleague = createConsoleAccount('Colin Colleague');
+  const signIn = new SignInPage(page);
+  const accounts = new AccountsPage(page);
+
+  await page.goto('/console/sign-in');
+  await signIn.signInWithAccount(admin.email, admin.password);
+  await new OverviewPage(page).expectLoaded();
+  await accounts.open();
+  await accounts.searchFor(colleague.email, 1);
+  await expect(accounts.rows).toHaveCount(1);
+  await expect(accounts.row(colleague.email).getByTestId('account-name')).toHaveText(colleague.name);
+  await expect(accounts.roleBox(colleague.email, 'moderator')).not.toHaveClass(/n-checkbox--checked/);
+
+  // Grant: the colleague can now sign in to the console, as a moderator.
+  await accounts.toggleRole(colleague.email, 'moderator');
+  await expect(accounts.roleBox(colleague.email, 'moderator')).toHaveClass(/n-checkbox--checked/);
+  await expect(page.getByText(`${colleague.email} is now a moderator`)).toBeVisible();
+  await page.screenshot({ path: path.join(screenshots, '10-accounts-granted.png'), fullPage: true });
+
+  const colleagueContext = await browser.newContext();
+  const colleaguePage = await colleagueContext.newPage();
+  const colleagueSignIn = new SignInPage(colleaguePage);
+  await colleaguePage.goto('/console/sign-in');
+  await colleagueSignIn.signInWithAccount(colleague.email, colleague.password);
+  await new OverviewPage(colleaguePage).expectLoaded();
+  expect(await navEntries(colleaguePage)).toEqual(MODERATOR_SCREENS);
+
+  // Disable: the colleague's session ends at once, and signing in again is refused with a clear message.
+  await accounts.disable(colleague.email);
+  await page.screenshot({ path: path.join(screenshots, '11-accounts-disabled.png'), fullPage: true });
+  await colleaguePage.goto('/console/claims');
+  await colleagueSignIn.expectShown();
+  await colleagueSignIn.signInWithAccount(colleague.email, colleague.password);
+  await expect(colleagueSignIn.error).toHaveText('This account has been disabled. Ask an admin of this directory.');
+
+  await accounts.enable(colleague.email);
+  await colleagueSignIn.signInWithAccount(colleague.email, colleague.password);
+  // Back on the screen the ended session was on.
+  await expect(colleaguePage).toHaveURL(/\/console\/claims$/);
+  await expect(colleaguePage.getByTestId('page-title')).toHaveText('Claims');
+  await colleagueContext.close();
+
+  // The admin cannot lock themselves out from here.
+  await accounts.searchFor(admin.email, 1);
+  await expect(accounts.roleBox(admin.email, 'admin')).toHaveClass(/n-checkbox--disabled/);
+  await expect(accounts.row(admin.email).getByTestId('disable-account')).toBeDisabled();
+
+  // Every change is in the audit log under the admin's e-mail.
+  await accounts.searchFor(colleague.email, 1);
+  await accounts.row(colleague.email).getByTestId('account-history').click();
+  const audit = new AuditLogPage(page);
+  await audit.expectSettled();
+  await expect(audit.column('audit-action')).toHaveText(['account.enable', 'account.disable', 'account.roles', 'account.create']);
+  await expect(audit.column('audit-actor')).toHaveText([admin.email, admin.email, admin.email, 'cli']);
+  await page.screenshot({ path: path.join(screenshots, '12-audit-log-account-actor.png'), fullPage: true });
+});
+
+test('the Accounts screen searches and pages on the server', async ({ page, request }) => {
+  const suffix = uniqueSuffix();
+  for (let index = 1; index <= 23; index++) {
+    const response = await request.post('/trpc/accounts.create', {
+      headers: { authorization: `Bearer ${adminToken}` },
+      data: {
+        email: `paging.${index}.${suffix}@console.example`,
+        name: `Paging Person ${index}`,
+        roles: index % 5 === 0 ? ['moderator'] : [],
+      },
+    });
+    expect(response.status(), await response.text()).toBe(200);
+  }
+  const signIn = new SignInPage(page);
+  const accounts = new AccountsPage(page);
+  await page.goto('/console/accounts');
+  await signIn.signIn(adminToken);
+  await accounts.expectLoaded();
+  await accounts.searchFor(suffix, 23);
+  await expect(accounts.rows).toHaveCount(20);
+  // Newest first: the 23rd is on top.
+  await expect(accounts.rows.first().getByTestId('account-email')).toHaveText(`paging.23.${suffix}@console.example`);
+  await page.getByTestId('accounts-table').locator('.n-pagination-item', { hasText: '2' }).click();
+  await expect(accounts.rows).toHaveCount(3);
+  await expect(accounts.rows.last().getByTestId('account-email')).toHaveText(`paging.1.${suffix}@console.example`);
+  await page.screenshot({ path: path.join(screenshots, '13-accounts-page-2.png'), fullPage: true });
+
+  // The role filter narrows on the server too (4 of the 23 are moderators).
+  await page.getByTestId('accounts-role-filter').getByText('Moderators').click();
+  await expect(accounts.total).toHaveText('4 accounts match');
+  await expect(accounts.rows).toHaveCount(4);
+
+  await accounts.search.fill(`no-such-${suffix}`);
+  await expect(page.getByTestId('accounts-empty')).toHaveText(/No account matches/);
 });

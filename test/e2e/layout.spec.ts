@@ -17,6 +17,7 @@ const SCREENS: { path: string; ready: string }[] = [
   { path: 'api-keys', ready: 'issue-key' },
   { path: 'newsletter', ready: 'page-title' },
   { path: 'audit-log', ready: 'page-title' },
+  { path: 'accounts', ready: 'accounts-ready' },
 ];
 
 async function open(page: Page, screen: string, ready: string): Promise<void> {
@@ -30,7 +31,18 @@ test.beforeEach(async ({ page }) => signInAsModerator(page));
 test('every console screen fits 1024 px without sideways scrolling', async ({ page, request }) => {
   test.setTimeout(90_000);
   // A row in every table that starts empty: an empty table cannot show a row's actions scrolled away.
-  await trpc(request, 'webhooks.create', { url: `http://127.0.0.1:9/layout-check-${uniqueSuffix()}`, description: 'Layout check' }, 'mutation');
+  await trpc(
+    request,
+    'webhooks.create',
+    { url: `http://127.0.0.1:9/layout-check-${uniqueSuffix()}`, description: 'Layout check' },
+    'mutation',
+  );
+  await trpc(
+    request,
+    'accounts.create',
+    { email: `layout-check-${uniqueSuffix()}@example.com`, name: 'Layout Check', roles: ['moderator'] },
+    'mutation',
+  );
   await page.setViewportSize({ width: 1024, height: 768 });
   for (const { path, ready } of SCREENS) {
     await open(page, path, ready);

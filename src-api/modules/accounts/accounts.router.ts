@@ -8,7 +8,7 @@ const roleChange = byId.extend({ role: accountRoleSchema });
 
 /** The console's Accounts screen (admins only): list and search, create, roles, disable. */
 export const accountsRouter = router({
-  /** Newest first; `q` matches any part of the e-mail or the name, `role` narrows to holders of a role. */
+  /** Newest first; `q` matches any part of the e-mail or the name, or an exact account id; `role` narrows to holders of a role. */
   list: adminRoleProcedure.input(listAccountsQuerySchema.prefault({})).query(({ ctx, input }) => {
     const page = ctx.services.accounts.list(input);
     return { accounts: page.items, page: page.page, limit: page.limit, total: page.total };

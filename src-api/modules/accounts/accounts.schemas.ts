@@ -52,7 +52,7 @@ export const resetSentSchema = z.object({ status: z.literal('reset_sent') }).met
 export const sessionSchema = z.object({ account: accountSchema }).meta({ id: 'Session' });
 
 export const listAccountsQuerySchema = pageQuerySchema.extend({
-  /** Part of the e-mail or the name, case-insensitive. */
+  /** Part of the e-mail or the name, case-insensitive, or an exact account id. */
   q: z.string().trim().max(254).optional(),
   role: accountRoleSchema.optional(),
 });

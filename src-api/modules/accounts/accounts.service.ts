@@ -306,7 +306,10 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
       const conditions: SQL[] = [];
       if (query.q) {
         const needle = query.q.toLowerCase();
-        conditions.push(sql`(instr(${accounts.emailKey}, ${needle}) > 0 OR instr(lower(${accounts.name}), ${needle}) > 0)`);
+        // An exact id too: the audit log links an account's entries to it.
+        conditions.push(
+          sql`(instr(${accounts.emailKey}, ${needle}) > 0 OR instr(lower(${accounts.name}), ${needle}) > 0 OR ${accounts.id} = ${query.q})`,
+        );
       }
       if (query.role) conditions.push(sql`exists (select 1 from json_each(${accounts.roles}) where value = ${query.role})`);
       const where = conditions.length ? and(...conditions) : undefined;
