@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test, type APIRequestContext, type APIResponse } from '@playwright/test';
-import { databasePath } from '../../src-api/config';
+import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
-import { systemClock } from '../../src-api/lib/clock';
-import { createIdGenerator } from '../../src-api/lib/ids';
-import { createNewsletterService } from '../../src-api/modules/newsletter/newsletter.service';
+import { createServices } from '../../src-api/services';
+import { newsletterTokenFromOutbox, subscribeConfirmed } from '../helpers/newsletter';
 import { mockProcedures, serverError, settled, trpc } from './pages/console-api';
 import { NewsletterPage } from './pages/newsletter-page';
 
@@ -15,19 +14,27 @@ const tag = `nl${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6
 const seeded = Array.from({ length: 25 }, (_, i) => `reader-${String(i + 1).padStart(2, '0')}-${tag}@readers.test`);
 const publicAddress = `Mixed.Case.${tag}@Readers.Test`;
 
-/**
- * 25 readers through the newsletter service on the server's own data dir (the
- * server sees them at once, as with any CLI command), so that the public
- * endpoint's write limit (20 a minute, shared by every spec) is not spent here.
- */
-test.beforeAll(() => {
-  const db = openDatabase(databasePath({ dataDir: process.env.AGENTDIR_E2E_DATA_DIR! }));
+const dataDir = () => process.env.AGENTDIR_E2E_DATA_DIR!;
+
+/** Runs `work` with the services on the server's own data dir (the server sees the changes at once, as with any CLI command). */
+function withServices(work: (services: ReturnType<typeof createServices>) => void): void {
+  const db = openDatabase(databasePath({ dataDir: dataDir() }));
   try {
-    const newsletter = createNewsletterService({ db, clock: systemClock, ids: createIdGenerator() });
-    for (const email of seeded) newsletter.subscribe(email);
+    work(createServices({ db, config: createConfig({ dataDir: dataDir() }) }));
   } finally {
     db.$client.close();
   }
+}
+
+/**
+ * 25 readers who signed up and followed their confirmation link, through the
+ * newsletter service, so that the public endpoint's write limit (20 a minute,
+ * shared by every spec) is not spent here.
+ */
+test.beforeAll(() => {
+  withServices(({ db, newsletter }) => {
+    for (const email of seeded) subscribeConfirmed(db, newsletter, email);
+  });
 });
 
 /** POST /api/v1/newsletter, waiting out the shared write limit once if another spec has spent it. */
@@ -44,9 +51,10 @@ const subscribedCount = async (request: APIRequestContext) => (await trpc<{ subs
 test.describe('newsletter', () => {
   test('subscribers: the count, search with paging, and a search that finds nothing', async ({ page, request }) => {
     test.setTimeout(120_000); // in case the public write limit has to be waited out
-    // A reader subscribes through the public API; the same address in another case is not a second subscriber.
-    expect((await subscribe(request, publicAddress)).status()).toBe(201);
-    expect((await subscribe(request, publicAddress.toLowerCase())).status()).toBe(200);
+    // A reader subscribes through the public API and follows the mailed link; the same address in another case is not a second subscriber.
+    expect((await subscribe(request, publicAddress)).status()).toBe(202);
+    withServices(({ db, newsletter }) => newsletter.confirm(newsletterTokenFromOutbox(db, publicAddress, 'confirm')));
+    expect((await subscribe(request, publicAddress.toLowerCase())).status()).toBe(202);
 
     const newsletter = new NewsletterPage(page);
     await newsletter.open(adminToken);
@@ -102,8 +110,8 @@ test.describe('newsletter', () => {
     expect(lines[0]).toBe('email,status,subscribed_at');
     expect(lines.at(-1)).toBe('');
     const rows = lines.slice(1, -1);
-    // Every subscriber, whatever their status (the demo directory has some who unsubscribed).
-    const listed = await trpc<{ total: number }>(request, 'newsletter.list', { limit: 1 });
+    // The confirmed subscribers only (the demo directory also has some who are pending or unsubscribed).
+    const listed = await trpc<{ total: number }>(request, 'newsletter.list', { limit: 1, status: 'subscribed' });
     expect(rows).toHaveLength(listed.total);
     const emails = rows.map((row) => row.split(',')[0]);
     for (const email of seeded) expect(emails).toContain(email);
@@ -125,7 +133,7 @@ test.describe('newsletter', () => {
     const newsletter = new NewsletterPage(page);
     let unmock = await mockProcedures(page, {
       'newsletter.list': { data: { subscribers: [], page: 1, limit: 20, total: 0 } },
-      'newsletter.count': { data: { subscribed: 0 } },
+      'newsletter.count': { data: { subscribed: 0, pending: 0, unsubscribed: 0 } },
     });
     await newsletter.open(adminToken);
     await expect(page.getByTestId('newsletter-empty')).toBeVisible();
