@@ -207,6 +207,30 @@ test.describe('the developer dashboard', () => {
     }
   });
 
+  test('the newsletter pages behind the links of newsletter mails', async ({ page, request }) => {
+    test.setTimeout(120_000); // in case the shared write limit has to be waited out
+    const reader = `a11y-reader-${uniqueSuffix()}@example.com`;
+    let response = await request.post('/api/v1/newsletter', { data: { email: reader } });
+    if (response.status() === 429) {
+      // The write limit is shared by every spec: wait it out once.
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers()['retry-after'] ?? '60') * 1000));
+      response = await request.post('/api/v1/newsletter', { data: { email: reader } });
+    }
+    expect(response.status()).toBe(202);
+    await page.goto(await linkFromMail(dataDir, reader, '/dashboard/newsletter/confirm'));
+    await expect(page.getByTestId('newsletter-confirm-done')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-confirmed');
+    await page.goto(await linkFromMail(dataDir, reader, '/dashboard/newsletter/unsubscribe'));
+    await expect(page.getByTestId('newsletter-unsubscribe')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-unsubscribe');
+    await page.getByTestId('newsletter-unsubscribe').click();
+    await expect(page.getByTestId('newsletter-unsubscribe-done')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-unsubscribed');
+    await page.goto('/dashboard/newsletter/confirm?token=not-a-token');
+    await expect(page.getByTestId('newsletter-confirm-failed')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-link-failed');
+  });
+
   test('every signed-in screen, the key and endpoint dialogs and an endpoint page', async ({ page }) => {
     test.setTimeout(90_000);
     const dashboard = new DashboardPage(page);

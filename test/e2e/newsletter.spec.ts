@@ -6,6 +6,7 @@ import { openDatabase } from '../../src-api/db/client';
 import { createServices } from '../../src-api/services';
 import { newsletterTokenFromOutbox, subscribeConfirmed } from '../helpers/newsletter';
 import { mockProcedures, serverError, settled, trpc } from './pages/console-api';
+import { linkFromMail } from './pages/dashboard-page';
 import { NewsletterPage } from './pages/newsletter-page';
 
 const adminToken = process.env.AGENTDIR_E2E_ADMIN_TOKEN!;
@@ -13,6 +14,7 @@ const shot = (name: string) => path.join('test-results', 'screenshots', name);
 const tag = `nl${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const seeded = Array.from({ length: 25 }, (_, i) => `reader-${String(i + 1).padStart(2, '0')}-${tag}@readers.test`);
 const publicAddress = `Mixed.Case.${tag}@Readers.Test`;
+const waitingAddress = `waiting-${tag}@readers.test`;
 
 const dataDir = () => process.env.AGENTDIR_E2E_DATA_DIR!;
 
@@ -34,6 +36,8 @@ function withServices(work: (services: ReturnType<typeof createServices>) => voi
 test.beforeAll(() => {
   withServices(({ db, newsletter }) => {
     for (const email of seeded) subscribeConfirmed(db, newsletter, email);
+    // One who never follows the link: listed as awaiting confirmation, never exported.
+    newsletter.requestSubscription(waitingAddress);
   });
 });
 
@@ -63,9 +67,9 @@ test.describe('newsletter', () => {
     await expect(newsletter.rows).toHaveCount(20);
     await page.screenshot({ path: shot('70-newsletter.png'), fullPage: true });
 
-    // Search is case-insensitive and counts only the matches: 25 seeded + 1 public.
+    // Search is case-insensitive and counts only the matches: 25 seeded, 1 waiting, 1 public.
     await newsletter.searchFor(tag.toUpperCase());
-    expect(await newsletter.count(newsletter.matchingCount)).toBe(26);
+    expect(await newsletter.count(newsletter.matchingCount)).toBe(27);
     await expect(newsletter.rows).toHaveCount(20);
     for (const email of await newsletter.emails.allInnerTexts()) expect(email.toLowerCase()).toContain(tag);
     // Newest first: the public subscription is on top, with its original case.
@@ -75,14 +79,24 @@ test.describe('newsletter', () => {
 
     await newsletter.goToPage(2);
     await newsletter.expectShowing(tag.toUpperCase(), 2);
-    await expect(newsletter.rows).toHaveCount(6);
+    await expect(newsletter.rows).toHaveCount(7);
     await expect(newsletter.emails.last()).toHaveText(seeded[0]!);
     await expect(page).toHaveURL(/[?&]page=2/);
 
     // A deep link restores search and page.
     await page.reload();
     await newsletter.expectShowing(tag.toUpperCase(), 2);
-    await expect(newsletter.rows).toHaveCount(6);
+    await expect(newsletter.rows).toHaveCount(7);
+
+    // The status filter: the one who has not confirmed yet.
+    await newsletter.filterStatus('Awaiting confirmation');
+    await newsletter.expectShowing(tag.toUpperCase(), 1, 'pending');
+    await expect(newsletter.emails).toHaveText([waitingAddress]);
+    await expect(page.getByTestId('subscriber-status')).toHaveText(['Awaiting confirmation']);
+    await expect(page).toHaveURL(/[?&]status=pending/);
+    await page.screenshot({ path: shot('71b-newsletter-pending.png'), fullPage: true });
+    await newsletter.filterStatus('All statuses');
+    await newsletter.expectShowing(tag.toUpperCase(), 1, '');
 
     await newsletter.searchFor(`${tag}-nobody`);
     await expect(newsletter.noMatch).toContainText(`No address contains “${tag}-nobody”`);
@@ -97,7 +111,7 @@ test.describe('newsletter', () => {
     await expect(newsletter.search).toBeFocused();
   });
 
-  test('Export CSV downloads every subscriber after a header row, and is audited', async ({ page, request }) => {
+  test('Export downloads the confirmed subscribers after a header row, and is audited', async ({ page, request }) => {
     const newsletter = new NewsletterPage(page);
     await newsletter.open(adminToken);
     await newsletter.expectShowing('');
@@ -115,9 +129,10 @@ test.describe('newsletter', () => {
     expect(rows).toHaveLength(listed.total);
     const emails = rows.map((row) => row.split(',')[0]);
     for (const email of seeded) expect(emails).toContain(email);
+    expect(emails).not.toContain(waitingAddress);
     expect(rows.find((row) => row.startsWith(`${seeded[0]},`))).toMatch(/^[^,]+,subscribed,\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
     await expect(
-      page.locator('.n-message').filter({ hasText: `Exported ${rows.length.toLocaleString('en-US')} subscribers as CSV` }),
+      page.locator('.n-message').filter({ hasText: `Exported ${rows.length.toLocaleString('en-US')} confirmed subscribers as CSV` }),
     ).toBeVisible();
     await settled(page);
     await page.screenshot({ path: shot('73-newsletter-exported.png'), fullPage: true });
@@ -147,5 +162,38 @@ test.describe('newsletter', () => {
     await unmock();
     await page.getByTestId('newsletter-error').getByRole('button', { name: 'Try again' }).click();
     await newsletter.expectShowing('');
+  });
+
+  test('a reader follows the mailed links: confirm, then unsubscribe with one click on the page', async ({ page, request }) => {
+    test.setTimeout(120_000);
+    const reader = `reader-links-${tag}@readers.test`;
+    expect((await subscribe(request, reader)).status()).toBe(202);
+
+    await page.goto(await linkFromMail(dataDir(), reader, '/dashboard/newsletter/confirm'));
+    await expect(page.getByTestId('newsletter-confirm-done')).toContainText(`${reader} will receive the Agent Directory newsletter`);
+    // The spent token is gone from the address bar.
+    await expect(page).toHaveURL(/\/dashboard\/newsletter\/confirm\?done=1$/);
+    await page.screenshot({ path: shot('76-newsletter-confirmed.png'), fullPage: true });
+    const listed = await trpc<{ subscribers: Array<{ status: string }> }>(request, 'newsletter.list', { q: reader });
+    expect(listed.subscribers.map((s) => s.status)).toEqual(['subscribed']);
+
+    // The same link again: it was single-use.
+    const confirmLink = await linkFromMail(dataDir(), reader, '/dashboard/newsletter/confirm');
+    await page.goto(confirmLink);
+    await expect(page.getByTestId('newsletter-confirm-failed')).toContainText('expired or was already used');
+
+    // The unsubscribe page asks for the click (link scanners open links too), then confirms.
+    await page.goto(await linkFromMail(dataDir(), reader, '/dashboard/newsletter/unsubscribe'));
+    await expect(page.getByTestId('newsletter-unsubscribe')).toBeVisible();
+    expect((await trpc<{ subscribers: Array<{ status: string }> }>(request, 'newsletter.list', { q: reader })).subscribers[0]!.status).toBe(
+      'subscribed',
+    );
+    await page.screenshot({ path: shot('77-newsletter-unsubscribe.png'), fullPage: true });
+    await page.getByTestId('newsletter-unsubscribe').click();
+    await expect(page.getByTestId('newsletter-unsubscribe-done')).toContainText(`${reader} will not receive the newsletter any more`);
+    await page.screenshot({ path: shot('78-newsletter-unsubscribed.png'), fullPage: true });
+    expect((await trpc<{ subscribers: Array<{ status: string }> }>(request, 'newsletter.list', { q: reader })).subscribers[0]!.status).toBe(
+      'unsubscribed',
+    );
   });
 });
