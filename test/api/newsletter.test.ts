@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subscribeConfirmed } from '../helpers/newsletter';
 import { startSmtpReceiver, tokenFromMail, type ReceivedMail, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -107,23 +108,35 @@ describe('POST /newsletter: double opt-in', () => {
     expect(statusOf('known@example.com')).toBe('subscribed');
   });
 
-  it('takes about the same time for new and subscribed addresses', async () => {
-    await subscribeAndConfirm('timing@example.com');
-    const time = async (email: string) => {
-      const start = performance.now();
-      const response = await subscribe({ email });
-      await response.arrayBuffer();
-      return performance.now() - start;
-    };
-    const known: number[] = [];
-    const fresh: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      known.push(await time('timing@example.com'));
-      fresh.push(await time(`timing-${i}@example.com`));
+  it('does the same work for new and subscribed addresses: the time tells nothing either', async () => {
+    // In-process and synchronous, so that neither the mail worker nor the network adds its noise (on a
+    // loaded machine an HTTP round trip varies by milliseconds); a server of its own, so that the
+    // mails queued here do not hold up this file's SMTP receiver.
+    const local = await startTestServer();
+    try {
+      const { db, newsletter } = local.services;
+      subscribeConfirmed(db, newsletter, 'timing@example.com');
+      const known: number[] = [];
+      const fresh: number[] = [];
+      const time = (email: string, into: number[]) => {
+        const start = performance.now();
+        newsletter.requestSubscription(email);
+        into.push(performance.now() - start);
+      };
+      for (let i = 0; i < 200; i++) {
+        // Alternate which goes first, so that neither always follows the other's writes.
+        if (i % 2 === 0) time('timing@example.com', known);
+        time(`timing-${i}@example.com`, fresh);
+        if (i % 2 === 1) time('timing@example.com', known);
+      }
+      const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+      const [knownMs, freshMs] = [median(known), median(fresh)];
+      // One lookup, token rows and one queued mail in one transaction either way (no slow hash on either
+      // path): measured 0.20 ms and 0.28 ms. A password-hash-sized step (tens of ms) would show.
+      expect(Math.abs(knownMs - freshMs), `median ${knownMs.toFixed(3)} ms known, ${freshMs.toFixed(3)} ms new`).toBeLessThan(1);
+    } finally {
+      await local.close();
     }
-    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    // Both do one lookup, token rows and one queued mail in one transaction: tens of microseconds apart.
-    expect(Math.abs(median(known) - median(fresh))).toBeLessThan(5);
   });
 
   it('stores the address trimmed and echoes it trimmed', async () => {
