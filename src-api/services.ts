@@ -86,7 +86,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
-    ownerNameOf: (accountId) => accounts.find(accountId)?.name,
+    recheckStrikes: config.ownershipRecheckStrikes,
+    accountOf: (accountId) => accounts.find(accountId),
+    queueMail: (message) => void mail.queue(message),
     quotas: config.rateLimit.enabled,
   });
   // What owners do to their agents (all through the agents write path), and the queue of their renames.
