@@ -13,14 +13,13 @@ import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createReportsService } from './modules/reports/reports.service';
-import { createEditRequestsService } from './modules/owners/edit-requests.service';
-import { createOwnersService } from './modules/owners/owners.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeyUsage } from './modules/keys/key-usage';
 import { createKeysService } from './modules/keys/keys.service';
 import { createMailService } from './modules/mail/mail.service';
 import { createMailWorker } from './modules/mail/mail.worker';
 import { createMarketingService } from './modules/marketing/marketing.service';
+import { createPostQueue } from './modules/marketing/post-queue';
 import { createNewsletterService } from './modules/newsletter/newsletter.service';
 import { createReviewsService } from './modules/reviews/reviews.service';
 import { createSearchService } from './modules/search/search.service';
@@ -86,17 +85,13 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
-    recheckStrikes: config.ownershipRecheckStrikes,
-    accountOf: (accountId) => accounts.find(accountId),
-    queueMail: (message) => void mail.queue(message),
+    ownerNameOf: (accountId) => accounts.find(accountId)?.name,
     quotas: config.rateLimit.enabled,
   });
-  // What owners do to their agents (all through the agents write path), and the queue of their renames.
-  const owners = createOwnersService({ ...base, agents, audit });
-  const editRequests = createEditRequestsService({ db, clock, agents, audit });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
-  const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
+  const newsletter = createNewsletterService({ ...base, audit });
   const marketing = createMarketingService({ ...base, events, audit });
+  const postQueue = createPostQueue({ db: base.db, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
   reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
   const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
@@ -128,11 +123,10 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     submissions,
     agentCards,
     claims,
-    owners,
-    editRequests,
     reports,
     newsletter,
     marketing,
+    postQueue,
     stats,
     webhooks,
     webhookDispatcher,

@@ -144,9 +144,3 @@ export interface ListPage<T> {
   limit: number;
   total: number;
 }
-
-/** A newsletter address after its confirmation or unsubscribe link (POST /newsletter/confirm, /newsletter/unsubscribe). */
-export interface NewsletterSubscription {
-  email: string;
-  status: 'subscribed' | 'unsubscribed';
-}

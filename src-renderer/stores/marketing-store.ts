@@ -15,6 +15,8 @@ export type PostStatus = MarketingPost['status'];
 export type Tone = MarketingPost['tone'];
 export type Channel = MarketingPost['channel'];
 export type AbTestStatus = NonNullable<Exclude<Inputs['listAbTests'], void>['status']>;
+export type PostDecision = Inputs['decidePosts']['decision'];
+export type PostDecisionResult = Outputs['decidePosts']['results'][number];
 
 export interface PostFilters {
   status: PostStatus | null;
@@ -136,6 +138,13 @@ export const useMarketingStore = defineStore('marketing', () => {
     void loadMetrics();
   }
 
+  /** Publishes or archives several posts; the list and metrics are reloaded, and each post's outcome returned. */
+  async function decidePosts(ids: string[], decision: PostDecision): Promise<PostDecisionResult[]> {
+    const { results } = await trpc.marketing.decidePosts.mutate({ ids, decision });
+    await Promise.all([loadPosts(), loadMetrics()]);
+    return results;
+  }
+
   function setAbStatus(status: AbTestStatus | null): Promise<void> {
     abStatus.value = status;
     abPage.value = 1;
@@ -184,6 +193,7 @@ export const useMarketingStore = defineStore('marketing', () => {
     setPageSize,
     clearFilters,
     putPost,
+    decidePosts,
     setAbStatus,
     setAbPage,
     completeAbTest,

@@ -108,6 +108,50 @@ describe('marketing posts', () => {
   });
 });
 
+describe('the console list and bulk decisions', () => {
+  it('names the agent of each post', async () => {
+    const posts = (await query('marketing.listPosts', { agent_id: agentId, limit: 5 })).data.posts;
+    expect(posts.length).toBeGreaterThan(0);
+    for (const post of posts) expect(post).toMatchObject({ agent_id: agentId, agent_name: 'Marketed Agent' });
+    // The public API keeps to its schema.
+    const published = await json(await server.api('/marketing/posts?limit=5'));
+    for (const post of published.posts) expect(post.agent_name).toBeUndefined();
+  });
+
+  it('publishes several drafts at once, each through the one write path; a post that cannot be decided fails alone', async () => {
+    const other = server.services.agents.create(agentInput({ name: 'Bulk Marketed Agent' })).id;
+    const drafts = (await query('marketing.listPosts', { agent_id: other, status: 'draft', limit: 100 })).data.posts as PostSummary[];
+    expect(drafts.length).toBeGreaterThanOrEqual(3);
+    const [first, second, third] = drafts;
+    // Someone archived the third meanwhile: it can no longer be published.
+    expect((await mutation('marketing.archivePost', { id: third!.id })).status).toBe(200);
+
+    const answer = await mutation('marketing.decidePosts', { ids: [first!.id, second!.id, third!.id], decision: 'publish' });
+    expect(answer.status).toBe(200);
+    expect(answer.data.results).toEqual([
+      { id: first!.id, ok: true, status: 'published' },
+      { id: second!.id, ok: true, status: 'published' },
+      { id: third!.id, ok: false, code: 'conflict', error: expect.stringContaining('archived') },
+    ]);
+    const publicIds = (await json(await server.api('/marketing/posts?limit=100'))).posts.map((post: { id: string }) => post.id);
+    expect(publicIds).toEqual(expect.arrayContaining([first!.id, second!.id]));
+    const audit = (await query('audit.list', { entityId: first!.id })).data.entries as Array<{ action: string; actor: string }>;
+    expect(audit.map((entry) => `${entry.actor} ${entry.action}`)).toContain('admin-token marketing_post.publish');
+
+    const archived = await mutation('marketing.decidePosts', { ids: [first!.id, second!.id], decision: 'archive' });
+    expect(archived.data.results.map((result: { status: string }) => result.status)).toEqual(['archived', 'archived']);
+  });
+
+  it('refuses an empty list, more than 100 ids and an unknown decision, deciding nothing', async () => {
+    expect((await mutation('marketing.decidePosts', { ids: [], decision: 'publish' })).status).toBe(400);
+    const many = Array.from({ length: 101 }, (_, i) => `post_${i}`);
+    expect((await mutation('marketing.decidePosts', { ids: many, decision: 'publish' })).status).toBe(400);
+    expect((await mutation('marketing.decidePosts', { ids: ['x'], decision: 'delete' })).status).toBe(400);
+    const unknown = await mutation('marketing.decidePosts', { ids: ['post_unknown'], decision: 'archive' });
+    expect(unknown.data.results).toEqual([{ id: 'post_unknown', ok: false, code: 'not_found', error: expect.any(String) }]);
+  });
+});
+
 describe('A/B tests and metrics', () => {
   it('lists tests with rates, intervals and p-values, and completes one', async () => {
     const list = await query('marketing.listAbTests', { status: 'running' });

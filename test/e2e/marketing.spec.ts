@@ -149,6 +149,32 @@ test('archive a post after confirming; archived posts are read-only', async ({ p
   expect((await auditOf(request, post!.id))[0]).toMatchObject({ action: 'marketing_post.archive', actor: 'admin-token' });
 });
 
+test('tick drafts and publish them at once; each row names its agent', async ({ page, request }) => {
+  const drafts = (await draftsOf(request)).slice(0, 2);
+  expect(drafts).toHaveLength(2);
+  const marketing = new MarketingPage(page);
+  await marketing.goto();
+  await marketing.filter('status', 'Draft');
+  for (const draft of drafts) {
+    await expect(marketing.postRow(draft.id).getByTestId('post-agent')).toHaveText(launched.name);
+    // The checkbox ticks the row; it does not open the post.
+    await marketing.postRow(draft.id).locator('.n-checkbox').click();
+  }
+  await expect(marketing.drawer).toBeHidden();
+  const bar = page.getByTestId('posts-bulk-bar');
+  await expect(bar).toContainText('2 selected');
+  await expect(marketing.postRow(drafts[0]!.id).locator('.n-checkbox')).toHaveAttribute('aria-label', `Select ${drafts[0]!.title}`);
+  await settled(page);
+  await page.screenshot({ path: screenshotPath('55-posts-bulk-selected') });
+  await page.getByTestId('posts-bulk-publish').click();
+  await expect(marketing.message('Published 2 posts')).toBeVisible();
+  await expect(bar).toBeHidden();
+
+  const published = await publicApi<{ posts: Post[] }>(request, `/marketing/posts?status=published&agent_id=${launched.id}&limit=100`);
+  expect(published.body.posts.map((post) => post.id)).toEqual(expect.arrayContaining(drafts.map((draft) => draft.id)));
+  expect((await auditOf(request, drafts[1]!.id))[0]).toMatchObject({ action: 'marketing_post.publish', actor: 'admin-token' });
+});
+
 test('an edit over someone else’s change is refused with a warning', async ({ page, request }) => {
   const [post] = (await draftsOf(request)).slice(-1);
   const marketing = new MarketingPage(page);

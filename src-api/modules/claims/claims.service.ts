@@ -20,9 +20,7 @@ import type { EventsService } from '../events/events.service';
 import { toLastCheckView, toNewClaim, toPublicClaim } from './claim-views';
 import { type AdminClaim, type CreateClaimInput, type ListClaimsQuery, type NewClaim, type PublicClaim } from './claims.schemas';
 import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus, type ProofMethod, type ProofResult } from './claims.table';
-import { createOwnershipRecheck } from './ownership-recheck';
 import { createProofChecker, proofMethodsFor } from './proof-methods';
-import type { QueueMailInput } from '../mail/mail.service';
 
 export interface ClaimsServiceDeps {
   db: Db;
@@ -46,12 +44,8 @@ export interface ClaimsServiceDeps {
   recheckIntervalMs: number;
   /** Enforce the quotas of contract section 3 (off with the rate limits). */
   quotas: boolean;
-  /** The account a verified claim makes owner, as profiles and mails name it (undefined once the account is gone). */
-  accountOf: (accountId: string) => { name: string; email: string } | undefined;
-  /** Failed re-checks in a row that take the agent's verified mark away (`config.ownershipRecheckStrikes`). */
-  recheckStrikes: number;
-  /** Queues a mail in the caller's transaction (MailService.queue). */
-  queueMail: (mail: QueueMailInput) => void;
+  /** The name of the account a verified claim makes owner (undefined once the account is gone). */
+  ownerNameOf: (accountId: string) => string | undefined;
 }
 
 /** Who is asking, for quotas and ownership. */
@@ -102,9 +96,7 @@ export function createClaimsService({
   forgeRawBases,
   recheckIntervalMs,
   quotas,
-  accountOf,
-  recheckStrikes,
-  queueMail,
+  ownerNameOf,
 }: ClaimsServiceDeps) {
   const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
@@ -207,7 +199,7 @@ export function createClaimsService({
       method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
     });
     // A claim made with an account makes that account the owner; an anonymous one only verifies the agent.
-    const ownerName = next.accountId ? accountOf(next.accountId)?.name : undefined;
+    const ownerName = next.accountId ? ownerNameOf(next.accountId) : undefined;
     agents.setVerified(next.agentId, true, {
       via: 'claim',
       actor: how.actor,
@@ -286,25 +278,8 @@ export function createClaimsService({
     return row;
   };
 
-  const rechecks = createOwnershipRecheck({
-    db,
-    clock,
-    agents,
-    audit,
-    methodsOf,
-    checkAll,
-    writeChanges,
-    queueMail,
-    accountOf,
-    intervalMs: recheckIntervalMs,
-    strikes: recheckStrikes,
-  });
-
   return {
     toPublicClaim,
-
-    /** The weekly re-check of verified ownership (ownership-recheck.ts); run hourly by the server. */
-    recheckDue: rechecks.recheckDue,
 
     /** A new pending claim on a listed, not yet verified agent, with its token and every proof that fits. */
     create(input: CreateClaimInput, who: ClaimantContext = {}): NewClaim {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { idParamSchema } from '../../lib/schemas';
 import { adminProcedure, router } from '../../trpc/init';
 import { listAbTestsQuerySchema, listPostsQuerySchema, postPatchSchema } from './marketing.schemas';
+import { MAX_BULK_POSTS } from './post-queue';
 
 const ref = z.strictObject({ id: idParamSchema });
 /** The version the moderator last saw; a newer one means someone else changed the post meanwhile (409 stale_version). */
@@ -10,10 +11,16 @@ const versionedRef = z.strictObject({ id: idParamSchema, expectedVersion });
 
 /** Generated marketing posts, A/B tests and publishing metrics. */
 export const marketingRouter = router({
+  /** Posts, newest first, with the name of the agent each is about. */
   listPosts: adminProcedure.input(listPostsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.marketing.listPosts(input);
+    const page = ctx.services.postQueue.list(input);
     return { posts: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
+
+  /** Publishes or archives several posts, each on its own: the answer says what happened to each. */
+  decidePosts: adminProcedure
+    .input(z.strictObject({ ids: z.array(idParamSchema).min(1).max(MAX_BULK_POSTS), decision: z.enum(['publish', 'archive']) }))
+    .mutation(({ ctx, input }) => ({ results: ctx.services.postQueue.decide(input.ids, input.decision, ctx.actor) })),
 
   /** One post with its version and the event it was generated from. */
   getPost: adminProcedure.input(ref).query(({ ctx, input }) => ctx.services.marketing.getPost(input.id)),

@@ -40,7 +40,6 @@ from .models import (
     SearchResult,
     Stats,
     Submission,
-    SignUp,
     Subscription,
     parse_time,
 )
@@ -74,7 +73,6 @@ __all__ = [
     "ClaimVerification",
     "ClaimCheck",
     "Connection",
-    "SignUp",
     "Subscription",
     "Stats",
     "ReviewTotals",
