@@ -68,10 +68,21 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const dailyTrustRefresh = setInterval(refreshTrustScores, 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();
   // Agent Cards older than a week are fetched again (If-None-Match); checked hourly, a bounded batch each time.
-  const hourlyAgentCards = setInterval(() => {
-    services.agentCards.refetchDue().catch(reportBackgroundError('Agent Card re-fetch'));
-  }, 60 * 60 * 1000);
+  const hourlyAgentCards = setInterval(
+    () => {
+      services.agentCards.refetchDue().catch(reportBackgroundError('Agent Card re-fetch'));
+    },
+    60 * 60 * 1000,
+  );
   hourlyAgentCards.unref();
+  // Verified ownership is re-checked when due (weekly by default); looked for hourly, a bounded batch each time.
+  const hourlyOwnershipRechecks = setInterval(
+    () => {
+      services.claims.recheckDue().catch(reportBackgroundError('Ownership re-check'));
+    },
+    60 * 60 * 1000,
+  );
+  hourlyOwnershipRechecks.unref();
   // Webhook deliveries go out only while serving; it polls, so endpoints and events added by CLI commands are picked up.
   services.webhookDispatcher.start();
   // Mail goes out the same way: only while serving, polling so mail queued by CLI commands is sent too.
@@ -92,6 +103,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       stopTrustRefresh?.();
       clearInterval(dailyTrustRefresh);
       clearInterval(hourlyAgentCards);
+      clearInterval(hourlyOwnershipRechecks);
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       await services.mailWorker.stop();

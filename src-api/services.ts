@@ -13,6 +13,8 @@ import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
 import { createClaimsService } from './modules/claims/claims.service';
 import { createReportsService } from './modules/reports/reports.service';
+import { createEditRequestsService } from './modules/owners/edit-requests.service';
+import { createOwnersService } from './modules/owners/owners.service';
 import { createEventsService } from './modules/events/events.service';
 import { createKeyUsage } from './modules/keys/key-usage';
 import { createKeysService } from './modules/keys/keys.service';
@@ -85,11 +87,16 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     resolver: dnsResolver,
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
-    ownerNameOf: (accountId) => accounts.find(accountId)?.name,
+    recheckStrikes: config.ownershipRecheckStrikes,
+    accountOf: (accountId) => accounts.find(accountId),
+    queueMail: (message) => void mail.queue(message),
     quotas: config.rateLimit.enabled,
   });
+  // What owners do to their agents (all through the agents write path), and the queue of their renames.
+  const owners = createOwnersService({ ...base, agents, audit });
+  const editRequests = createEditRequestsService({ db, clock, agents, audit });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
-  const newsletter = createNewsletterService({ ...base, audit });
+  const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, events, audit });
   const postQueue = createPostQueue({ db: base.db, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
@@ -123,6 +130,8 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     submissions,
     agentCards,
     claims,
+    owners,
+    editRequests,
     reports,
     newsletter,
     marketing,

@@ -579,12 +579,19 @@ function buildSubscribers(random: DemoRandom, ids: IdGenerator, base: number): N
     if (taken.has(key)) continue;
     taken.add(key);
     const recency = Math.max(random.float(), random.float());
+    const unsubscribed = random.chance(0.05);
+    const created = base - Math.floor((1 - recency) * DEMO_SIZES.historyDays * DAY) - random.int(0, 12 * HOUR);
+    // Most follow the confirmation link within the hour; every 20th has not yet (no extra draws, so the rest of the demo stays the same).
+    const pending = !unsubscribed && rows.length % 20 === 7;
+    const confirmed = created + ((rows.length * 7) % 60) * 60_000 + 60_000;
     rows.push({
       id: ids.next('nls'),
       email,
       emailKey: key,
-      status: random.chance(0.05) ? 'unsubscribed' : 'subscribed',
-      createdAt: iso(base - Math.floor((1 - recency) * DEMO_SIZES.historyDays * DAY) - random.int(0, 12 * HOUR)),
+      status: unsubscribed ? 'unsubscribed' : pending ? 'pending' : 'subscribed',
+      createdAt: iso(created),
+      confirmedAt: pending ? null : iso(Math.min(confirmed, base)),
+      unsubscribedAt: unsubscribed ? iso(Math.min(confirmed + Math.floor((base - confirmed) / 2), base)) : null,
     });
   }
   return rows;

@@ -7,6 +7,7 @@ import { meRoutes } from '../modules/accounts/me.routes';
 import { meWebhooksRoutes } from '../modules/accounts/me-webhooks.routes';
 import { agentsRoutes } from '../modules/agents/agents.routes';
 import { claimsRoutes } from '../modules/claims/claims.routes';
+import { ownersRoutes } from '../modules/owners/owners.routes';
 import { reportsRoutes } from '../modules/reports/reports.routes';
 import { healthRoutes } from '../modules/stats/health.routes';
 import { marketingRoutes } from '../modules/marketing/marketing.routes';
@@ -43,6 +44,7 @@ export const apiRoutes: ApiRoutes = async (api, options) => {
     meKeysRoutes,
     meWebhooksRoutes,
     meRecordsRoutes,
+    ownersRoutes,
   ]) {
     await api.register(routes, options);
   }

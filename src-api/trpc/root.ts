@@ -8,6 +8,7 @@ import { keysRouter } from '../modules/keys/keys.router';
 import { newsletterRouter } from '../modules/newsletter/newsletter.router';
 import { submissionsRouter } from '../modules/submissions/submissions.router';
 import { claimsRouter } from '../modules/claims/claims.router';
+import { editRequestsRouter } from '../modules/owners/edit-requests.router';
 import { reportsRouter } from '../modules/reports/reports.router';
 import { webhooksRouter } from '../modules/webhooks/webhooks.router';
 import { systemRouter } from './routers/system.router';
@@ -26,6 +27,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   submissions: submissionsRouter,
   claims: claimsRouter,
+  editRequests: editRequestsRouter,
   reports: reportsRouter,
   agents: agentsRouter,
   reviews: reviewsRouter,

@@ -144,3 +144,9 @@ export interface ListPage<T> {
   limit: number;
   total: number;
 }
+
+/** A newsletter address after its confirmation or unsubscribe link (POST /newsletter/confirm, /newsletter/unsubscribe). */
+export interface NewsletterSubscription {
+  email: string;
+  status: 'subscribed' | 'unsubscribed';
+}

@@ -7,6 +7,7 @@ import type {
   AccountWebhookWithSecret,
   ApiKey,
   IssuedKey,
+  NewsletterSubscription,
   ListPage,
   OwnedAgent,
   RestDelivery,
@@ -109,6 +110,11 @@ export const api = {
     requestPasswordReset: (email: string) => request<{ status: string }>('POST', '/accounts/password-reset', { body: { email } }),
     confirmPasswordReset: (token: string, password: string) =>
       request<unknown>('POST', '/accounts/password-reset/confirm', { body: { token, password } }),
+  },
+  /** The pages behind the links in newsletter mails (no account needed). */
+  newsletter: {
+    confirm: (token: string) => request<NewsletterSubscription>('POST', '/newsletter/confirm', { body: { token } }),
+    unsubscribe: (token: string) => request<NewsletterSubscription>('POST', '/newsletter/unsubscribe', { body: { token } }),
   },
   sessions: {
     signIn: (email: string, password: string) => request<{ account: Account }>('POST', '/sessions', { body: { email, password } }),

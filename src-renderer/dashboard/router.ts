@@ -46,6 +46,19 @@ const publicRoutes: RouteRecordRaw[] = [
     component: () => import('./views/ResetPasswordView.vue'),
     meta: { title: 'Choose a new password', public: true },
   },
+  // The links of newsletter mails: for readers, who need no account.
+  {
+    path: '/newsletter/confirm',
+    name: 'newsletter-confirm',
+    component: () => import('./views/NewsletterConfirmView.vue'),
+    meta: { title: 'Confirm your subscription', public: true },
+  },
+  {
+    path: '/newsletter/unsubscribe',
+    name: 'newsletter-unsubscribe',
+    component: () => import('./views/NewsletterUnsubscribeView.vue'),
+    meta: { title: 'Unsubscribe', public: true },
+  },
 ];
 
 /** Pages a signed-in person is sent away from (to the keys). */

@@ -57,6 +57,8 @@ describe('OpenAPI document', () => {
       'POST /claims',
       'POST /claims/{id}/verify',
       'POST /newsletter',
+      'POST /newsletter/confirm',
+      'POST /newsletter/unsubscribe',
       'GET /marketing/posts',
       'GET /marketing/ab-tests',
       'GET /marketing/metrics',

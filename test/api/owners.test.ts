@@ -67,9 +67,12 @@ async function trpc(kind: 'query' | 'mutation', procedure: string, input?: unkno
   const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const response =
     kind === 'query'
-      ? await fetch(`${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, {
-          headers,
-        })
+      ? await fetch(
+          `${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`,
+          {
+            headers,
+          },
+        )
       : await fetch(`${server.origin}/trpc/${procedure}`, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },
@@ -170,5 +173,230 @@ describe('ownership through claims', () => {
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Catherine' });
     server.services.accounts.close(catId);
     expect(await json(await server.api(`/agents/${agentId}`))).toMatchObject({ verified: true, owner: null });
+  });
+});
+
+/** An agent owned by Ann: claimed with her session, proof published, verified through the public API. */
+async function annOwns(): Promise<string> {
+  const agentId = githubAgent();
+  const mine = await claim(ann, agentId);
+  publish(mine);
+  expect((await server.api(`/claims/${mine.id}/verify`, { method: 'POST' })).status).toBe(200);
+  return agentId;
+}
+
+const patch = (caller: Caller, agentId: string, body: unknown) => caller(`/me/agents/${agentId}`, { method: 'PATCH', body });
+
+describe('PATCH /me/agents/{id}', () => {
+  it('applies profile fields at once (200, agent.updated, audited as the account)', async () => {
+    const agentId = await annOwns();
+    const response = await patch(ann, agentId, {
+      tagline: 'Reviews pull requests',
+      description: 'Longer words.',
+      author: 'Ann',
+      capabilities: ['code-review'],
+      categories: ['devtools'],
+      type: 'research',
+    });
+    expect(response.status).toBe(200);
+    const profile = await json(response);
+    expect(profile).toMatchObject({
+      id: agentId,
+      tagline: 'Reviews pull requests',
+      description: 'Longer words.',
+      author: 'Ann',
+      capabilities: ['code-review'],
+      categories: ['devtools'],
+      type: 'research',
+      owner: { name: 'Ann Owner' },
+    });
+    expect(await json(await server.api(`/agents/${agentId}`))).toEqual(profile);
+    const updated = server.services.events
+      .listRecent(10)
+      .find((event) => event.type === 'agent.updated' && event.data.agent_id === agentId);
+    expect(updated?.data.changed_fields).toEqual(['tagline', 'description', 'author', 'capabilities', 'categories', 'type']);
+    expect(auditOf(agentId)[0]).toMatchObject({ action: 'agent.update', actor: `ann@owners.test (${annId})` });
+  });
+
+  it('turns a new name or source into a pending edit request that a moderator approves', async () => {
+    const agentId = await annOwns();
+    const before = server.services.agents.getRow(agentId);
+    const response = await patch(ann, agentId, {
+      name: 'Renamed Tool',
+      source_url: 'https://github.com/acme/renamed',
+      tagline: 'New line',
+    });
+    expect(response.status).toBe(202);
+    const accepted = await json(response);
+    expect(accepted).toEqual({ id: expect.stringMatching(/^edr_/), status: 'pending' });
+    // The other fields are applied, the name and source are not yet.
+    expect(await json(await server.api(`/agents/${agentId}`))).toMatchObject({
+      name: before.name,
+      source_url: before.sourceUrl,
+      tagline: 'New line',
+    });
+    // One request waits per agent.
+    const second = await patch(ann, agentId, { name: 'Another Name' });
+    expect(second.status).toBe(409);
+    // The same name as now is no request.
+    expect((await patch(ann, agentId, { name: before.name })).status).toBe(200);
+
+    const queue = await trpc('query', 'editRequests.list');
+    expect(queue.status).toBe(200);
+    const shown = queue.data.editRequests.find((request: { id: string }) => request.id === accepted.id);
+    expect(shown).toMatchObject({
+      agent_id: agentId,
+      agent_name: before.name,
+      status: 'pending',
+      changes: { name: 'Renamed Tool', source_url: 'https://github.com/acme/renamed' },
+      before: { name: before.name, source_url: before.sourceUrl },
+    });
+
+    const approved = await trpc('mutation', 'editRequests.approve', { id: accepted.id, expectedVersion: shown.version });
+    expect(approved.status).toBe(200);
+    expect(approved.data).toMatchObject({ status: 'approved', decided_by: 'admin-token' });
+    expect(await json(await server.api(`/agents/${agentId}`))).toMatchObject({
+      name: 'Renamed Tool',
+      source_url: 'https://github.com/acme/renamed',
+      owner: { name: 'Ann Owner' },
+    });
+    const actions = auditOf(agentId).map((entry) => `${entry.actor} ${entry.action}`);
+    expect(actions[0]).toBe('admin-token agent.update');
+    expect(auditOf(accepted.id).map((entry) => entry.action)).toEqual(['edit_request.approve', 'edit_request.create']);
+    expect((await trpc('mutation', 'editRequests.approve', { id: accepted.id })).status).toBe(409);
+  });
+
+  it('a rejected request keeps its reason and changes nothing', async () => {
+    const agentId = await annOwns();
+    const name = server.services.agents.getRow(agentId).name;
+    const accepted = await json(await patch(ann, agentId, { name: 'Impersonation Inc' }));
+    expect((await trpc('mutation', 'editRequests.reject', { id: accepted.id, reason: '' })).status).toBe(400);
+    const rejected = await trpc('mutation', 'editRequests.reject', { id: accepted.id, reason: 'Misleading name' });
+    expect(rejected.data).toMatchObject({ status: 'rejected', reason: 'Misleading name' });
+    expect((await json(await server.api(`/agents/${agentId}`))).name).toBe(name);
+    expect((await trpc('query', 'editRequests.list')).data.editRequests.map((r: { id: string }) => r.id)).not.toContain(accepted.id);
+    expect(auditOf(accepted.id)[0]).toMatchObject({ actor: 'admin-token', action: 'edit_request.reject' });
+  });
+
+  it('answers 400 to bad bodies and writes nothing', async () => {
+    const agentId = await annOwns();
+    const before = server.services.agents.getRow(agentId);
+    for (const body of [
+      {},
+      { tagline: '' },
+      { type: 'spaceship' },
+      { capabilities: 'not-a-list' },
+      { verified: true },
+      { owner: { name: 'Mallory' } },
+      { tagline: 'fine', source_url: 'not a url' },
+      { name: 'x'.repeat(121) },
+    ]) {
+      const response = await patch(ann, agentId, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+    }
+    const malformed = await ann(`/me/agents/${agentId}`, {
+      method: 'PATCH',
+      body: undefined,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(server.services.agents.getRow(agentId).version).toBe(before.version);
+    expect((await trpc('query', 'editRequests.list', { agent_id: agentId })).data.total).toBe(0);
+  });
+});
+
+describe('POST /me/agents/{id}/status', () => {
+  it('deprecates with a message and makes active again', async () => {
+    const agentId = await annOwns();
+    const deprecated = await ann(`/me/agents/${agentId}/status`, { method: 'POST', body: { status: 'deprecated', message: 'Use v2' } });
+    expect(deprecated.status).toBe(200);
+    expect(await json(deprecated)).toMatchObject({ id: agentId, status: 'deprecated', status_message: 'Use v2' });
+    expect(await json(await server.api(`/agents/${agentId}`))).toMatchObject({ status: 'deprecated', status_message: 'Use v2' });
+    const active = await ann(`/me/agents/${agentId}/status`, { method: 'POST', body: { status: 'active' } });
+    expect(await json(active)).toMatchObject({ status: 'active', status_message: null });
+    for (const body of [{}, { status: 'unlisted' }, { status: 'deprecated', message: 'x'.repeat(501) }, { status: 'active', extra: 1 }]) {
+      expect((await ann(`/me/agents/${agentId}/status`, { method: 'POST', body })).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await json(await server.api(`/agents/${agentId}`))).status).toBe('active');
+  });
+});
+
+describe('POST /me/agents/{id}/reviews/{review_id}/reply', () => {
+  it('shows the reply with its review; a second reply replaces it', async () => {
+    const agentId = await annOwns();
+    const review = await json(await server.post(`/agents/${agentId}/reviews`, { rating: 4, comment: 'Handy' }));
+    expect(review.reply).toBeNull();
+    const replied = await ann(`/me/agents/${agentId}/reviews/${review.id}/reply`, { method: 'POST', body: { body: '  Thanks!  ' } });
+    expect(replied.status).toBe(201);
+    expect(await json(replied)).toMatchObject({ id: review.id, reply: { body: 'Thanks!' } });
+    let listed = await json(await server.api(`/agents/${agentId}/reviews`));
+    expect(listed.reviews[0]).toMatchObject({ id: review.id, reply: { body: 'Thanks!', created_at: expect.any(String) } });
+
+    await ann(`/me/agents/${agentId}/reviews/${review.id}/reply`, { method: 'POST', body: { body: 'Fixed in 1.2' } });
+    listed = await json(await server.api(`/agents/${agentId}/reviews`));
+    expect(listed.reviews[0].reply.body).toBe('Fixed in 1.2');
+
+    for (const body of [{}, { body: '' }, { body: '   ' }, { body: 'x'.repeat(2001) }, { body: 1 }]) {
+      expect((await ann(`/me/agents/${agentId}/reviews/${review.id}/reply`, { method: 'POST', body })).status).toBe(400);
+    }
+    expect(listed.reviews[0].reply.body).toBe('Fixed in 1.2');
+  });
+
+  it('answers 404 for a review of another agent', async () => {
+    const mine = await annOwns();
+    const otherAgent = githubAgent();
+    const elsewhere = await json(await server.post(`/agents/${otherAgent}/reviews`, { rating: 2 }));
+    const response = await ann(`/me/agents/${mine}/reviews/${elsewhere.id}/reply`, { method: 'POST', body: { body: 'Not mine' } });
+    expect(response.status).toBe(404);
+    expect((await ann(`/me/agents/${mine}/reviews/rev_nope/reply`, { method: 'POST', body: { body: 'x' } })).status).toBe(404);
+    expect((await json(await server.api(`/agents/${otherAgent}/reviews`))).reviews[0].reply).toBeNull();
+  });
+});
+
+describe('only the owner', () => {
+  it('another account, an unknown agent and no account get 404 (or 401) on every /me/agents route, and nothing changes', async () => {
+    const agentId = await annOwns();
+    const review = await json(await server.post(`/agents/${agentId}/reviews`, { rating: 5 }));
+    const before = server.services.agents.getRow(agentId);
+    const routes = (id: string) => [
+      { path: `/me/agents/${id}`, method: 'PATCH', body: { tagline: 'Hijacked' } },
+      { path: `/me/agents/${id}`, method: 'PATCH', body: { name: 'Hijacked' } },
+      { path: `/me/agents/${id}/status`, method: 'POST', body: { status: 'deprecated', message: 'gone' } },
+      { path: `/me/agents/${id}/reviews/${review.id}/reply`, method: 'POST', body: { body: 'Hijacked' } },
+    ];
+    for (const route of routes(agentId)) {
+      const response = await bob(route.path, { method: route.method, body: route.body });
+      expect(response.status, `${route.method} ${route.path}`).toBe(404);
+      const problem = await json(response);
+      expect(problem).toMatchObject({ code: 'not_found' });
+      expect(JSON.stringify(problem)).not.toMatch(/owner/i);
+      const anonymous = await server.api(route.path, {
+        method: route.method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(route.body),
+      });
+      expect(anonymous.status).toBe(401);
+    }
+    // An unknown agent reads exactly like someone else's.
+    for (const route of routes('no-such-agent')) {
+      const response = await ann(route.path, { method: route.method, body: route.body });
+      expect(response.status).toBe(404);
+    }
+    expect(server.services.agents.getRow(agentId).version).toBe(before.version);
+    expect((await json(await server.api(`/agents/${agentId}/reviews`))).reviews[0].reply).toBeNull();
+    expect((await trpc('query', 'editRequests.list', { agent_id: agentId })).data.total).toBe(0);
+  });
+
+  it('an account key works like the session', async () => {
+    const agentId = await annOwns();
+    const key = await json(await ann('/me/keys', { method: 'POST', body: { name: 'owner script' } }));
+    const response = await server.api(`/me/agents/${agentId}/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'deprecated', message: 'Archived' }),
+    });
+    expect(response.status).toBe(200);
+    expect((await json(response)).status_message).toBe('Archived');
   });
 });

@@ -28,7 +28,7 @@ describe('write limit (20 per minute per IP)', () => {
     server = await startTestServer({ rateLimit: { enabled: true } });
     const s = server;
     const first = await statuses(20, (i) => subscribe(s, i));
-    expect(first).toEqual(Array(20).fill(201));
+    expect(first).toEqual(Array(20).fill(202));
 
     const limited = await subscribe(s, 99);
     expect(limited.status).toBe(429);
@@ -42,7 +42,7 @@ describe('write limit (20 per minute per IP)', () => {
     expect(body).toMatchObject({ status: 429, code: 'rate_limited' });
 
     // Nothing was written by the refused request.
-    expect(s.services.newsletter.count()).toBe(20);
+    expect(s.services.newsletter.counts().pending).toBe(20);
   });
 
   it('counts writes per IP even with an API key', async () => {
@@ -50,15 +50,15 @@ describe('write limit (20 per minute per IP)', () => {
     const s = server;
     const { key } = s.services.keys.create('writer');
     const result = await statuses(4, (i) => subscribe(s, i, { 'x-api-key': key }));
-    expect(result).toEqual([201, 201, 201, 429]);
+    expect(result).toEqual([202, 202, 202, 429]);
   });
 
   it('opens a new window once the old one has passed', async () => {
     server = await startTestServer({ rateLimit: { enabled: true, writes: 2, windowMs: 1000 } });
     const s = server;
-    expect(await statuses(3, (i) => subscribe(s, i))).toEqual([201, 201, 429]);
+    expect(await statuses(3, (i) => subscribe(s, i))).toEqual([202, 202, 429]);
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    expect((await subscribe(s, 50)).status).toBe(201);
+    expect((await subscribe(s, 50)).status).toBe(202);
   });
 });
 
@@ -124,14 +124,14 @@ describe('API keys', () => {
     // Guessing on a write endpoint spends the read budget too, and writes nothing.
     const write = await subscribe(s, 1, { 'x-api-key': 'adk_guess' });
     expect(write.status).toBe(429);
-    expect(s.services.newsletter.count()).toBe(0);
+    expect(s.services.newsletter.counts().pending).toBe(0);
   });
 
   it('also rejects a bad key on write endpoints', async () => {
     server = await startTestServer({ rateLimit: { enabled: true } });
     const response = await subscribe(server, 1, { 'x-api-key': 'nope' });
     expect(response.status).toBe(401);
-    expect(server.services.newsletter.count()).toBe(0);
+    expect(server.services.newsletter.counts().pending).toBe(0);
   });
 });
 
@@ -140,15 +140,15 @@ describe('client IP and X-Forwarded-For', () => {
     server = await startTestServer({ rateLimit: { enabled: true, writes: 2 } });
     const s = server;
     const result = await statuses(4, (i) => subscribe(s, i, { 'x-forwarded-for': `203.0.113.${i}` }));
-    expect(result).toEqual([201, 201, 429, 429]);
+    expect(result).toEqual([202, 202, 429, 429]);
   });
 
   it('counts per forwarded address with --trust-proxy', async () => {
     server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 1 });
     const s = server;
     const sameClient = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': '203.0.113.7' }));
-    expect(sameClient).toEqual([201, 201, 429]);
-    expect((await subscribe(s, 10, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201);
+    expect(sameClient).toEqual([202, 202, 429]);
+    expect((await subscribe(s, 10, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(202);
   });
 
   it('with --trust-proxy 1 takes the right-most entry, never the client-chosen left-most one', async () => {
@@ -156,7 +156,7 @@ describe('client IP and X-Forwarded-For', () => {
     const s = server;
     // The client rotates a forged left-most entry; the proxy appends the real address last.
     const forged = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7` }));
-    expect(forged).toEqual([201, 201, 429]);
+    expect(forged).toEqual([202, 202, 429]);
   });
 
   it('with --trust-proxy 2 skips exactly two proxies', async () => {
@@ -164,8 +164,8 @@ describe('client IP and X-Forwarded-For', () => {
     const s = server;
     // socket = proxy 2 (trusted), right-most entry = proxy 1 (trusted), next = the client.
     const sameClient = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7, 10.0.0.1` }));
-    expect(sameClient).toEqual([201, 201, 429]);
-    expect((await subscribe(s, 9, { 'x-forwarded-for': '203.0.113.8, 10.0.0.1' })).status).toBe(201);
+    expect(sameClient).toEqual([202, 202, 429]);
+    expect((await subscribe(s, 9, { 'x-forwarded-for': '203.0.113.8, 10.0.0.1' })).status).toBe(202);
   });
 
   it('with --trust-proxy CIDR,… trusts only hops from those addresses', async () => {
@@ -173,21 +173,21 @@ describe('client IP and X-Forwarded-For', () => {
     const s = server;
     // 10.1.2.3 is a trusted proxy hop, so the client is 203.0.113.7 whatever the forged left-most entries say.
     const viaProxies = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7, 10.1.2.3` }));
-    expect(viaProxies).toEqual([201, 201, 429]);
+    expect(viaProxies).toEqual([202, 202, 429]);
     // A hop outside the trusted ranges is the client itself: what it claims to the left is ignored.
     const untrustedHop = await statuses(3, (i) => subscribe(s, 20 + i, { 'x-forwarded-for': `198.51.100.${i}, 192.0.2.50` }));
-    expect(untrustedHop).toEqual([201, 201, 429]);
+    expect(untrustedHop).toEqual([202, 202, 429]);
   });
 
   it('counts IPv6 clients per /64 and IPv4 clients per address', async () => {
     server = await startTestServer({ rateLimit: { enabled: true, writes: 2 }, trustProxy: 1 });
     const s = server;
     const sameNetwork = await statuses(3, (i) => subscribe(s, i, { 'x-forwarded-for': `2001:db8:1:2::${i + 1}` }));
-    expect(sameNetwork).toEqual([201, 201, 429]);
+    expect(sameNetwork).toEqual([202, 202, 429]);
     expect((await subscribe(s, 5, { 'x-forwarded-for': '2001:db8:1:2:ffff:ffff:ffff:ffff' })).status).toBe(429);
-    expect((await subscribe(s, 6, { 'x-forwarded-for': '2001:db8:1:3::1' })).status).toBe(201);
+    expect((await subscribe(s, 6, { 'x-forwarded-for': '2001:db8:1:3::1' })).status).toBe(202);
     // Neighbouring IPv4 addresses are separate clients.
-    expect(await statuses(2, (i) => subscribe(s, 10 + i, { 'x-forwarded-for': `203.0.113.${i + 1}` }))).toEqual([201, 201]);
+    expect(await statuses(2, (i) => subscribe(s, 10 + i, { 'x-forwarded-for': `203.0.113.${i + 1}` }))).toEqual([202, 202]);
   });
 });
 
@@ -228,7 +228,7 @@ describe('--rate-limit off', () => {
   it('lets everything through and sends no limit headers', async () => {
     server = await startTestServer({ rateLimit: { enabled: false, writes: 1 } });
     const s = server;
-    expect(await statuses(5, (i) => subscribe(s, i))).toEqual(Array(5).fill(201));
+    expect(await statuses(5, (i) => subscribe(s, i))).toEqual(Array(5).fill(202));
     expect((await s.api('/agents')).headers.get('ratelimit')).toBeNull();
   });
 });

@@ -46,6 +46,7 @@ describe('POST /agents/{id}/reviews', () => {
       reviewer_name: 'Dana',
       verified_reviewer: false,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      reply: null,
     });
   });
 

@@ -12,8 +12,11 @@ import {
   verifyWebhook,
   type Agent,
   type AgentDirectoryClient,
+  type NewsletterSignUp,
+  type NewsletterSubscription,
 } from '../../clients/typescript/src/index';
 import { generateSchemaSource, SCHEMA_FILE } from '../../clients/typescript/schema-source.mjs';
+import { newsletterTokenFromOutbox } from '../helpers/newsletter';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 
 /** A local origin: serves `files` on GET, records POSTs (the claim's well-known file, webhook deliveries). */
@@ -273,12 +276,20 @@ describe('TypeScript client: writes', () => {
     await expectProblem(client.claim({ agent_id: 'no-such-agent', claimant_name: 'O', claimant_email: 'o@example.com' }), 404, 'not_found');
   });
 
-  it('subscribe is idempotent and case-insensitive', async () => {
+  it('subscribe answers the same for every address; the mailed tokens confirm and unsubscribe', async () => {
     const address = `Reader.${Date.now()}@Example.com`;
-    const first = await client.subscribe(address);
-    expect(first).toMatchObject({ email: address, status: 'subscribed', created: true });
-    const again = await client.subscribe(address.toUpperCase());
-    expect(again).toMatchObject({ email: address, created: false });
+    const first: NewsletterSignUp = await client.subscribe(address);
+    expect(first).toEqual({ email: address, status: 'confirmation_sent' });
+    const { db } = server.services;
+    const confirmed: NewsletterSubscription = await client.confirmSubscription(newsletterTokenFromOutbox(db, address, 'confirm'));
+    expect(confirmed).toEqual({ email: address, status: 'subscribed' });
+    // Known now: the same answer, echoing what was sent.
+    expect(await client.subscribe(address.toUpperCase())).toEqual({ email: address.toUpperCase(), status: 'confirmation_sent' });
+    expect(await client.unsubscribe(newsletterTokenFromOutbox(db, address, 'unsubscribe'))).toEqual({
+      email: address,
+      status: 'unsubscribed',
+    });
+    await expectProblem(client.confirmSubscription('not-a-token'), 400, 'invalid_token');
     await expectProblem(client.subscribe('not an address'), 400, 'validation_failed');
   });
 });
@@ -336,7 +347,7 @@ describe('TypeScript client: keys, limits, transport', () => {
         },
       });
       const subscription = await patient.subscribe('after-the-wait@example.com');
-      expect(subscription.created).toBe(true);
+      expect(subscription.status).toBe('confirmation_sent');
       expect(waits.length).toBeGreaterThanOrEqual(1);
       expect(waits[0]).toBeGreaterThanOrEqual(1000);
 

@@ -205,6 +205,37 @@ test.describe('the developer dashboard', () => {
       await expect(page.getByTestId(ready).or(page.locator('form')).first()).toBeVisible();
       await expectAccessible(page, `dashboard-${name}`);
     }
+    // The pages mails link to: a reset form with its token, and a verification link that no longer works.
+    await page.goto('/dashboard/reset-password?token=a11y-token');
+    await expect(page.getByTestId('reset-confirm-button')).toBeVisible();
+    await expectAccessible(page, 'dashboard-reset-password');
+    await page.goto('/dashboard/verify-email?token=a11y-used-token');
+    await expect(page.getByTestId('verify-failed')).toBeVisible();
+    await expectAccessible(page, 'dashboard-verify-email-failed');
+  });
+
+  test('the newsletter pages behind the links of newsletter mails', async ({ page, request }) => {
+    test.setTimeout(120_000); // in case the shared write limit has to be waited out
+    const reader = `a11y-reader-${uniqueSuffix()}@example.com`;
+    let response = await request.post('/api/v1/newsletter', { data: { email: reader } });
+    if (response.status() === 429) {
+      // The write limit is shared by every spec: wait it out once.
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers()['retry-after'] ?? '60') * 1000));
+      response = await request.post('/api/v1/newsletter', { data: { email: reader } });
+    }
+    expect(response.status()).toBe(202);
+    await page.goto(await linkFromMail(dataDir, reader, '/dashboard/newsletter/confirm'));
+    await expect(page.getByTestId('newsletter-confirm-done')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-confirmed');
+    await page.goto(await linkFromMail(dataDir, reader, '/dashboard/newsletter/unsubscribe'));
+    await expect(page.getByTestId('newsletter-unsubscribe')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-unsubscribe');
+    await page.getByTestId('newsletter-unsubscribe').click();
+    await expect(page.getByTestId('newsletter-unsubscribe-done')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-unsubscribed');
+    await page.goto('/dashboard/newsletter/confirm?token=not-a-token');
+    await expect(page.getByTestId('newsletter-confirm-failed')).toBeVisible();
+    await expectAccessible(page, 'dashboard-newsletter-link-failed');
   });
 
   test('every signed-in screen, the key and endpoint dialogs and an endpoint page', async ({ page }) => {
@@ -230,8 +261,27 @@ test.describe('the developer dashboard', () => {
     await expectAccessible(page, 'dashboard-webhooks-add-dialog');
     await page.keyboard.press('Escape');
     await expect(page.getByTestId('endpoint-create-dialog')).toBeHidden();
-    await dashboard.addEndpoint(`http://127.0.0.1:9/a11y-${uniqueSuffix()}`);
+    await page.getByTestId('add-endpoint').click();
+    await page.getByTestId('endpoint-url').fill(`http://127.0.0.1:9/a11y-${uniqueSuffix()}`);
+    await page.getByTestId('endpoint-create-submit').click();
+    await expect(page.getByTestId('secret-value')).toHaveValue(/^whsec_/);
+    await expectAccessible(page, 'dashboard-webhooks-secret-dialog');
+    await page.getByTestId('secret-done').click();
+    await expect(page.getByTestId('endpoint-detail')).toBeVisible();
     await expectAccessible(page, 'dashboard-webhook');
+    await dashboard.testSend();
+    await expectAccessible(page, 'dashboard-webhook-test-send');
+    await dashboard.openTab('Delivery log');
+    await expect(page.getByTestId('delivery-row').first()).toBeVisible();
+    await expectAccessible(page, 'dashboard-webhook-delivery-log');
+    await dashboard.openTab('Payload preview');
+    await expect(page.getByTestId('preview-ready')).toBeVisible();
+    await expectAccessible(page, 'dashboard-webhook-payload-preview');
+    await page.getByTestId('detail-rotate').click();
+    await expect(page.getByTestId('rotate-confirm')).toBeVisible();
+    await expectAccessible(page, 'dashboard-webhook-rotate-dialog');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('rotate-confirm')).toBeHidden();
 
     for (const screen of ['claims', 'agents', 'settings'] as const) {
       await dashboard.open(screen);

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../../src-api/config';
 import { openDatabase, type Db } from '../../src-api/db/client';
 import { createServices, type Services } from '../../src-api/services';
+import { newsletterTokenFromOutbox } from '../helpers/newsletter';
 import { agentInput, makeTempDir } from '../helpers/test-server';
 
 /**
@@ -90,24 +91,47 @@ describe('submissions', () => {
 });
 
 describe('newsletter', () => {
-  it('exports subscribers oldest first with the clock time as subscribed_at', () => {
+  const confirmedAt = (email: string, iso: string) => {
+    services.newsletter.requestSubscription(email);
+    at(iso);
+    subscribeConfirmedToken(email);
+  };
+  const subscribeConfirmedToken = (email: string) => services.newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+
+  it('exports confirmed subscribers oldest first with the confirmation time as subscribed_at', () => {
     at('2025-03-02T00:00:00.000Z');
-    services.newsletter.subscribe('second@example.com');
+    confirmedAt('second@example.com', '2025-03-02T00:05:00.000Z');
     at('2025-03-01T00:00:00.000Z');
-    services.newsletter.subscribe('first@example.com');
+    confirmedAt('first@example.com', '2025-03-01T00:10:00.000Z');
+    services.newsletter.requestSubscription('not-yet@example.com');
     expect(services.newsletter.exportCsv()).toBe(
       'email,status,subscribed_at\r\n' +
-        'first@example.com,subscribed,2025-03-01T00:00:00.000Z\r\n' +
-        'second@example.com,subscribed,2025-03-02T00:00:00.000Z\r\n',
+        'first@example.com,subscribed,2025-03-01T00:10:00.000Z\r\n' +
+        'second@example.com,subscribed,2025-03-02T00:05:00.000Z\r\n',
     );
   });
 
-  it('reports whether the address was new, whatever its case', () => {
-    expect(services.newsletter.subscribe('Case@Example.com').created).toBe(true);
-    expect(services.newsletter.subscribe('case@example.COM')).toEqual({
-      subscription: { email: 'Case@Example.com', status: 'subscribed' },
-      created: false,
-    });
+  it('keeps one row per address in any case, and subscribes it only when confirmed', () => {
+    services.newsletter.requestSubscription('Case@Example.com');
+    services.newsletter.requestSubscription('case@example.COM');
+    expect(services.newsletter.counts()).toEqual({ pending: 1, subscribed: 0, unsubscribed: 0 });
+    expect(subscribeConfirmedToken('case@example.com')).toEqual({ email: 'Case@Example.com', status: 'subscribed' });
     expect(services.newsletter.count()).toBe(1);
+  });
+
+  it('confirmation links expire after 48 hours, unsubscribe links after a year', () => {
+    services.newsletter.requestSubscription('late@example.com');
+    const confirm = newsletterTokenFromOutbox(db, 'late@example.com', 'confirm');
+    const unsubscribe = newsletterTokenFromOutbox(db, 'late@example.com', 'unsubscribe');
+    at('2025-03-03T12:00:01.000Z');
+    expect(() => services.newsletter.confirm(confirm)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_token' }));
+    expect(services.newsletter.counts().pending).toBe(1);
+    // A fresh link works; the unsubscribe link of the first mail still does, until a year has passed.
+    services.newsletter.requestSubscription('late@example.com');
+    subscribeConfirmedToken('late@example.com');
+    at('2026-02-28T12:00:00.000Z');
+    expect(services.newsletter.unsubscribe(unsubscribe)).toEqual({ email: 'late@example.com', status: 'unsubscribed' });
+    at('2026-03-01T12:00:01.000Z');
+    expect(() => services.newsletter.unsubscribe(unsubscribe)).toThrow(expect.objectContaining({ code: 'invalid_token' }));
   });
 });

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import email
 import itertools
 import json
 import math
 import re
+import time
 import unittest
 import uuid
+from pathlib import Path
 from typing import List, Optional
 
 import _support
@@ -20,6 +23,7 @@ from agent_directory import (
     Conflict,
     InvalidApiKey,
     NotFound,
+    SignUp,
     TransportError,
     ValidationFailed,
     VerificationFailed,
@@ -419,17 +423,48 @@ class ClaimsTest(unittest.TestCase):
             site.stop()
 
 
+def mailed_token(to: str, path: str, timeout: float = 10.0) -> str:
+    """The token of the link to ``path`` in the newest mail to ``to``: the test server writes mails as .eml files."""
+    assert SERVER is not None
+    folder = Path(SERVER.data_dir) / "mail"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for file in sorted(folder.glob("*.eml"), reverse=True) if folder.exists() else []:
+            mail = email.message_from_bytes(file.read_bytes())
+            if to.lower() not in str(mail["To"]).lower():
+                continue
+            for part in mail.walk():
+                if part.get_content_type() == "text/plain":
+                    text = part.get_payload(decode=True).decode()
+                    found = re.search(r"https?://\S+" + re.escape(path) + r"\?token=([\w-]+)", text)
+                    if found:
+                        return found.group(1)
+        time.sleep(0.05)
+    raise AssertionError("no mail to {} with a link to {}".format(to, path))
+
+
 class NewsletterTest(unittest.TestCase):
-    def test_subscribe_is_idempotent_and_case_insensitive(self) -> None:
+    def test_double_opt_in_answers_the_same_for_every_address(self) -> None:
         api = client()
         address = "{}@Example.com".format(unique("Reader"))
         first = api.subscribe(address)
-        self.assertTrue(first.created)
-        self.assertEqual(first.status, "subscribed")
-        self.assertEqual(first.email, address)
+        self.assertIsInstance(first, SignUp)
+        self.assertEqual((first.email, first.status), (address, "confirmation_sent"))
+
+        confirmed = api.confirm_subscription(mailed_token(address, "/dashboard/newsletter/confirm"))
+        self.assertEqual((confirmed.email, confirmed.status), (address, "subscribed"))
+
+        # Known now, and the answer is the same (echoing what was sent).
         again = api.subscribe(address.upper())
-        self.assertFalse(again.created)
-        self.assertEqual(again.email, address)
+        self.assertEqual((again.email, again.status), (address.upper(), "confirmation_sent"))
+
+        left = api.unsubscribe(mailed_token(address, "/dashboard/newsletter/unsubscribe"))
+        self.assertEqual((left.email, left.status), (address, "unsubscribed"))
+
+    def test_bad_token_is_400_invalid_token(self) -> None:
+        with self.assertRaises(ValidationFailed) as caught:
+            client().confirm_subscription("not-a-token")
+        self.assertEqual(caught.exception.code, "invalid_token")
 
     def test_invalid_email_is_400(self) -> None:
         with self.assertRaises(ValidationFailed) as caught:

@@ -71,10 +71,10 @@ class ScriptedTest(unittest.TestCase):
         return server
 
     def test_headers_sent(self) -> None:
-        server = self.serve((201, JSON, b'{"email":"a@b.co","status":"subscribed"}'))
+        server = self.serve((202, JSON, b'{"email":"a@b.co","status":"confirmation_sent"}'))
         api = AgentDirectory(server.base_url, api_key="adk_secret", user_agent="ua-test/1")
-        subscription = api.subscribe("a@b.co")
-        self.assertTrue(subscription.created)
+        sign_up = api.subscribe("a@b.co")
+        self.assertEqual(sign_up.status, "confirmation_sent")
         method, path, headers, body = server.requests[0]
         self.assertEqual((method, path), ("POST", "/api/v1/newsletter"))
         self.assertEqual(headers["authorization"], "Bearer adk_secret")

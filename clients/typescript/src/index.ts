@@ -34,6 +34,9 @@ export type Claim = Schemas['Claim'];
 /** A claim just made: carries `verification.token`, shown only once. */
 export type NewClaim = Schemas['NewClaim'];
 export type Connection = Schemas['Connection'];
+/** The answer to a sign-up, the same for every valid address: `{ email, status: 'confirmation_sent' }`. */
+export type NewsletterSignUp = Schemas['NewsletterSignUp'];
+/** An address after following a confirmation or unsubscribe link: `{ email, status: 'subscribed' | 'unsubscribed' }`. */
 export type NewsletterSubscription = Schemas['NewsletterSubscription'];
 export type MarketingPost = Schemas['MarketingPost'];
 export type AbTest = Schemas['AbTest'];
@@ -324,12 +327,20 @@ export function createAgentDirectoryClient(options: AgentDirectoryClientOptions)
     /** `POST /claims/{id}/verify`: 200 verified, 422 `verification_failed` (stays pending), 409 not pending. */
     verifyClaim: (claimId: string) => unwrap(raw.POST('/api/v1/claims/{id}/verify', { params: id(claimId), body: {} })),
 
-    /** `POST /newsletter`: idempotent; `created` is false when the address was already subscribed (200). */
-    async subscribe(email: string): Promise<NewsletterSubscription & { created: boolean }> {
-      const result = raw.POST('/api/v1/newsletter', { body: { email } });
-      const subscription = await unwrap(result);
-      return { ...subscription, created: (await result).response.status === 201 };
-    },
+    /**
+     * `POST /newsletter`: double opt-in. Mails the address a confirmation link and answers 202
+     * `{ email, status: 'confirmation_sent' }` for every valid address, new or known, so the answer says
+     * nothing about who is subscribed; the address is subscribed once its owner follows the link.
+     */
+    subscribe: (email: string): Promise<NewsletterSignUp> => unwrap(raw.POST('/api/v1/newsletter', { body: { email } })),
+
+    /** `POST /newsletter/confirm`: the token of the confirmation link (single-use, 48 h); 400 `invalid_token` otherwise. */
+    confirmSubscription: (token: string): Promise<NewsletterSubscription> =>
+      unwrap(raw.POST('/api/v1/newsletter/confirm', { body: { token } })),
+
+    /** `POST /newsletter/unsubscribe`: the token of the unsubscribe link every newsletter mail carries (works any number of times). */
+    unsubscribe: (token: string): Promise<NewsletterSubscription> =>
+      unwrap(raw.POST('/api/v1/newsletter/unsubscribe', { body: { token } })),
 
     /** `GET /marketing/posts`: one page of generated posts (filters: status, tone, channel, agent_id). */
     marketingPosts: (query: MarketingPostsQuery = {}) => unwrap(raw.GET('/api/v1/marketing/posts', { params: { query } })),

@@ -440,6 +440,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/agents/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Edit an owned agent
+     * @description The owner changes `tagline`, `description`, `author`, `capabilities`, `categories` and `type` at once: 200 with the profile, and an `agent.updated` event. A new `name` or `source_url` goes to the moderators instead: 202 `{"id","status":"pending"}` (the other fields of the same body are applied); one request may wait per agent (409 `conflict`). An agent this account does not own answers 404, the same as an unknown one.
+     */
+    patch: operations['updateOwnedAgent'];
+    trace?: never;
+  };
+  '/api/v1/me/agents/{id}/reviews/{review_id}/reply': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reply to a review of an owned agent
+     * @description The reply is shown with its review in `GET /agents/{id}/reviews` (`reply`); replying again replaces it. A review of another agent, or a hidden one, is a 404. An agent this account does not own answers 404, the same as an unknown one.
+     */
+    post: operations['replyToReview'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/me/agents/{id}/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deprecate an owned agent, or make it active again
+     * @description `deprecated` keeps the agent listed and findable, ranked below active ones, with `status_message` on its profile; `active` clears the message. 200 with the profile, and an `agent.updated` event. An agent this account does not own answers 404, the same as an unknown one.
+     */
+    post: operations['setOwnedAgentStatus'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/claims': {
     parameters: {
       query?: never;
@@ -695,9 +755,69 @@ export interface paths {
     put?: never;
     /**
      * Subscribe to the newsletter
-     * @description Subscribes an e-mail address: 201 when it is new. Subscribing an address that is already on the list (compared case-insensitively) changes nothing and answers 200 with the existing subscription.
+     * @description Mails a confirmation link to the address; it is subscribed once the link is followed (`POST /newsletter/confirm`). The answer is 202 with the same body for every valid address, whether new, waiting for confirmation or subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list.
      */
     post: operations['postNewsletter'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/confirm': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm a newsletter subscription
+     * @description Takes the token of the confirmation link (single-use, valid 48 h): the address is subscribed. An unknown, expired or used token is 400 `invalid_token`.
+     */
+    post: operations['postNewsletterConfirm'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/unsubscribe': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Unsubscribe from the newsletter
+     * @description Takes the token of the unsubscribe link that every newsletter mail carries (valid a year, any number of times): the address leaves the list. An unknown or expired token is 400 `invalid_token`.
+     */
+    post: operations['postNewsletterUnsubscribe'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/newsletter/unsubscribe/one-click': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Unsubscribe with one click (RFC 8058)
+     * @description The URL of the `List-Unsubscribe` header of every newsletter mail (with `List-Unsubscribe-Post: List-Unsubscribe=One-Click`). A mail client POSTs `List-Unsubscribe=One-Click` as a form; the token is in the URL. Same effect as `POST /newsletter/unsubscribe`.
+     */
+    post: operations['postNewsletterUnsubscribeOneClick'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1436,6 +1556,18 @@ export interface components {
         average_rating: number | null;
       };
     };
+    EditRequestAccepted: {
+      /** @description The edit request, in the moderation queue */
+      id: string;
+      /** @constant */
+      status: 'pending';
+    };
+    EditRequestAcceptedInput: {
+      /** @description The edit request, in the moderation queue */
+      id: string;
+      /** @constant */
+      status: 'pending';
+    };
     MarketingMetrics: {
       /** @description Posts per tone, every tone listed */
       tone_distribution: {
@@ -1614,14 +1746,26 @@ export interface components {
         instructions: string;
       };
     };
+    NewsletterSignUp: {
+      /** @description The address as sent in this request (trimmed), never a stored spelling */
+      email: string;
+      /** @constant */
+      status: 'confirmation_sent';
+    };
+    NewsletterSignUpInput: {
+      /** @description The address as sent in this request (trimmed), never a stored spelling */
+      email: string;
+      /** @constant */
+      status: 'confirmation_sent';
+    };
     NewsletterSubscription: {
-      /** @description The address as it was first subscribed */
+      /** @description The subscribed address */
       email: string;
       /** @enum {string} */
       status: 'subscribed' | 'unsubscribed';
     };
     NewsletterSubscriptionInput: {
-      /** @description The address as it was first subscribed */
+      /** @description The subscribed address */
       email: string;
       /** @enum {string} */
       status: 'subscribed' | 'unsubscribed';
@@ -1796,6 +1940,8 @@ export interface components {
       verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
+      /** @description The agent owner's answer, null when there is none */
+      reply: components['schemas']['ReviewReply'] | null;
     };
     ReviewInput: {
       id: string;
@@ -1807,6 +1953,24 @@ export interface components {
       verified_reviewer: boolean;
       /** @description ISO 8601 UTC date-time ending in Z */
       created_at: string;
+      /** @description The agent owner's answer, null when there is none */
+      reply: components['schemas']['ReviewReplyInput'] | null;
+    };
+    /** @description The agent owner's answer to a review */
+    ReviewReply: {
+      body: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
+    };
+    /** @description The agent owner's answer to a review */
+    ReviewReplyInput: {
+      body: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      updated_at: string;
     };
     SearchHit: {
       id: string;
@@ -3834,6 +3998,334 @@ export interface operations {
       };
     };
   };
+  updateOwnedAgent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          tagline?: string;
+          description?: string;
+          author?: string;
+          capabilities?: string[];
+          categories?: string[];
+          /** @enum {string} */
+          type?:
+            | 'assistant'
+            | 'coding'
+            | 'research'
+            | 'data'
+            | 'devops'
+            | 'security'
+            | 'customer-support'
+            | 'sales-marketing'
+            | 'writing'
+            | 'design'
+            | 'workflow'
+            | 'education'
+            | 'other';
+          /** Format: uri */
+          source_url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EditRequestAccepted'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Conflict with the current state (`conflict`, …) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  replyToReview: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+        /** @description Review id */
+        review_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The owner's answer, 1 to 2000 characters */
+          body: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Review'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  setOwnedAgentStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Agent id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description `deprecated`: stays findable, ranks below active agents; `active`: clears the message
+           * @enum {string}
+           */
+          status: 'active' | 'deprecated';
+          /** @description Why it is deprecated, or what to use instead (ignored for `active`) */
+          message?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Agent'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found (`not_found`) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   getMeClaims: {
     parameters: {
       query?: {
@@ -5071,33 +5563,22 @@ export interface operations {
         'application/json': {
           /**
            * Format: email
-           * @description The address to subscribe; compared case-insensitively, so each address is subscribed once
+           * @description The address to subscribe; compared case-insensitively, so each address is on the list once
            */
           email: string;
         };
       };
     };
     responses: {
-      /** @description The address was already subscribed */
-      200: {
+      /** @description A mail is on its way to the address */
+      202: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['NewsletterSubscription'];
-        };
-      };
-      /** @description The address is now subscribed */
-      201: {
-        headers: {
-          RateLimit: components['headers']['RateLimit'];
-          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['NewsletterSubscription'];
+          'application/json': components['schemas']['NewsletterSignUp'];
         };
       };
       /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
@@ -5142,6 +5623,208 @@ export interface operations {
           RateLimit: components['headers']['RateLimit'];
           'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterConfirm: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The token from the link in a newsletter mail */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The address is subscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterUnsubscribe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The token from the link in a newsletter mail */
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The address is unsubscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  postNewsletterUnsubscribeOneClick: {
+    parameters: {
+      query: {
+        /** @description The token of the List-Unsubscribe URL */
+        token: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /**
+           * @description Always "One-Click" (RFC 8058)
+           * @enum {string}
+           */
+          'List-Unsubscribe': 'One-Click';
+        };
+        'multipart/form-data': {
+          /**
+           * @description Always "One-Click" (RFC 8058)
+           * @enum {string}
+           */
+          'List-Unsubscribe': 'One-Click';
+        };
+      };
+    };
+    responses: {
+      /** @description The address is unsubscribed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NewsletterSubscription'];
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is larger than 1 MiB (`payload_too_large`) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The body is not JSON (`unsupported_media_type`) */
+      415: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

@@ -37,14 +37,12 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) =>
-      reply
-        .status(201)
-        .send(
-          services.claims.create(request.body, {
-            clientKey: quotaClientKey(request.ip),
-            accountId: writerAccountId(services, request) ?? undefined,
-          }),
-        ),
+      reply.status(201).send(
+        services.claims.create(request.body, {
+          clientKey: quotaClientKey(request.ip),
+          accountId: writerAccountId(services, request) ?? undefined,
+        }),
+      ),
   );
 
   api.get(

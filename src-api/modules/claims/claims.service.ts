@@ -20,7 +20,9 @@ import type { EventsService } from '../events/events.service';
 import { toLastCheckView, toNewClaim, toPublicClaim } from './claim-views';
 import { type AdminClaim, type CreateClaimInput, type ListClaimsQuery, type NewClaim, type PublicClaim } from './claims.schemas';
 import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus, type ProofMethod, type ProofResult } from './claims.table';
+import { createOwnershipRecheck } from './ownership-recheck';
 import { createProofChecker, proofMethodsFor } from './proof-methods';
+import type { QueueMailInput } from '../mail/mail.service';
 
 export interface ClaimsServiceDeps {
   db: Db;
@@ -44,8 +46,12 @@ export interface ClaimsServiceDeps {
   recheckIntervalMs: number;
   /** Enforce the quotas of contract section 3 (off with the rate limits). */
   quotas: boolean;
-  /** The name of the account a verified claim makes owner (undefined once the account is gone). */
-  ownerNameOf: (accountId: string) => string | undefined;
+  /** The account a verified claim makes owner, as profiles and mails name it (undefined once the account is gone). */
+  accountOf: (accountId: string) => { name: string; email: string } | undefined;
+  /** Failed re-checks in a row that take the agent's verified mark away (`config.ownershipRecheckStrikes`). */
+  recheckStrikes: number;
+  /** Queues a mail in the caller's transaction (MailService.queue). */
+  queueMail: (mail: QueueMailInput) => void;
 }
 
 /** Who is asking, for quotas and ownership. */
@@ -96,7 +102,9 @@ export function createClaimsService({
   forgeRawBases,
   recheckIntervalMs,
   quotas,
-  ownerNameOf,
+  accountOf,
+  recheckStrikes,
+  queueMail,
 }: ClaimsServiceDeps) {
   const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
@@ -199,7 +207,7 @@ export function createClaimsService({
       method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
     });
     // A claim made with an account makes that account the owner; an anonymous one only verifies the agent.
-    const ownerName = next.accountId ? ownerNameOf(next.accountId) : undefined;
+    const ownerName = next.accountId ? accountOf(next.accountId)?.name : undefined;
     agents.setVerified(next.agentId, true, {
       via: 'claim',
       actor: how.actor,
@@ -278,8 +286,25 @@ export function createClaimsService({
     return row;
   };
 
+  const rechecks = createOwnershipRecheck({
+    db,
+    clock,
+    agents,
+    audit,
+    methodsOf,
+    checkAll,
+    writeChanges,
+    queueMail,
+    accountOf,
+    intervalMs: recheckIntervalMs,
+    strikes: recheckStrikes,
+  });
+
   return {
     toPublicClaim,
+
+    /** The weekly re-check of verified ownership (ownership-recheck.ts); run hourly by the server. */
+    recheckDue: rechecks.recheckDue,
 
     /** A new pending claim on a listed, not yet verified agent, with its token and every proof that fits. */
     create(input: CreateClaimInput, who: ClaimantContext = {}): NewClaim {

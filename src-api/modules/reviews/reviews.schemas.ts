@@ -22,6 +22,15 @@ export const reviewInputSchema = z.strictObject({
 });
 export type ReviewInput = z.infer<typeof reviewInputSchema>;
 
+export const reviewReplySchema = z
+  .object({
+    body: z.string(),
+    created_at: isoDateTimeSchema,
+    updated_at: isoDateTimeSchema,
+  })
+  .meta({ id: 'ReviewReply', description: "The agent owner's answer to a review" });
+export type ReviewReply = z.infer<typeof reviewReplySchema>;
+
 export const reviewSchema = z
   .object({
     id: z.string(),
@@ -31,6 +40,7 @@ export const reviewSchema = z
     reviewer_name: z.string().nullable(),
     verified_reviewer: z.boolean().describe('Written by a signed-in account (with a verified e-mail address)'),
     created_at: isoDateTimeSchema,
+    reply: reviewReplySchema.nullable().describe("The agent owner's answer, null when there is none"),
   })
   .meta({ id: 'Review' });
 export type Review = z.infer<typeof reviewSchema>;

@@ -9,6 +9,7 @@ import { agents } from '../agents/agents.table';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
 import type { ListRecentReviewsQuery, ModeratedReview, Review, ReviewInput } from './reviews.schemas';
+import { reviewReplies, type ReviewReplyRow } from '../owners/owners.table';
 import { reviews, type ReviewRow } from './reviews.table';
 
 export interface ReviewsServiceDeps {
@@ -22,7 +23,7 @@ export interface ReviewsServiceDeps {
   quota: { enabled: boolean; windowMs: number };
 }
 
-export function toReview(row: ReviewRow): Review {
+export function toReview(row: ReviewRow, reply: ReviewReplyRow | null = null): Review {
   return {
     id: row.id,
     agent_id: row.agentId,
@@ -31,11 +32,12 @@ export function toReview(row: ReviewRow): Review {
     reviewer_name: row.reviewerName,
     verified_reviewer: row.accountId !== null,
     created_at: row.createdAt,
+    reply: reply ? { body: reply.body, created_at: reply.createdAt, updated_at: reply.updatedAt } : null,
   };
 }
 
-function toModeratedReview(row: ReviewRow, agentName: string): ModeratedReview {
-  return { ...toReview(row), hidden: row.hidden, agent_name: agentName };
+function toModeratedReview(row: ReviewRow, agentName: string, reply: ReviewReplyRow | null): ModeratedReview {
+  return { ...toReview(row, reply), hidden: row.hidden, agent_name: agentName };
 }
 
 // Reviews written in the same millisecond keep their insertion order: rowid breaks the tie.
@@ -47,16 +49,17 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
   /** A page of reviews with their agent's name, newest first. */
   const moderatedPage = (where: SQL | undefined, query: PageQuery): Page<ModeratedReview> => {
     const rows = db
-      .select({ review: reviews, agentName: agents.name })
+      .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
       .from(reviews)
       .innerJoin(agents, eq(agents.id, reviews.agentId))
+      .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
       .where(where)
       .orderBy(...NEWEST_FIRST)
       .limit(query.limit)
       .offset((query.page - 1) * query.limit)
       .all();
     return {
-      items: rows.map(({ review, agentName }) => toModeratedReview(review, agentName)),
+      items: rows.map(({ review, agentName, reply }) => toModeratedReview(review, agentName, reply)),
       page: query.page,
       limit: query.limit,
       total: countWhere(where),
@@ -65,13 +68,14 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
 
   const requireModeratedReview = (reviewId: string): ModeratedReview => {
     const found = db
-      .select({ review: reviews, agentName: agents.name })
+      .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
       .from(reviews)
       .innerJoin(agents, eq(agents.id, reviews.agentId))
+      .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
       .where(eq(reviews.id, reviewId))
       .get();
     if (!found) throw new NotFoundError('Review', reviewId);
-    return toModeratedReview(found.review, found.agentName);
+    return toModeratedReview(found.review, found.agentName, found.reply);
   };
 
   const hiddenListeners: Array<(review: ModeratedReview, actor: string) => void> = [];
@@ -137,14 +141,20 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
       agentsService.get(agentId);
       const where = and(eq(reviews.agentId, agentId), eq(reviews.hidden, false));
       const rows = db
-        .select()
+        .select({ review: reviews, reply: reviewReplies })
         .from(reviews)
+        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
         .where(where)
         .orderBy(...NEWEST_FIRST)
         .limit(query.limit)
         .offset((query.page - 1) * query.limit)
         .all();
-      return { items: rows.map(toReview), page: query.page, limit: query.limit, total: countWhere(where) };
+      return {
+        items: rows.map(({ review, reply }) => toReview(review, reply)),
+        page: query.page,
+        limit: query.limit,
+        total: countWhere(where),
+      };
     },
 
     /** Console: every review of an agent (listed or not), hidden ones flagged. */

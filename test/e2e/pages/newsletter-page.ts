@@ -33,9 +33,10 @@ export class NewsletterPage {
     await expect(this.page.getByTestId('page-title')).toHaveText('Newsletter');
   }
 
-  /** Waits until the table shows the answer for `q` (the search applies after a short pause) on `page`. */
-  async expectShowing(q: string, page = 1): Promise<void> {
+  /** Waits until the table shows the answer for `q` (the search applies after a short pause) on `page`, with the `status` filter if given. */
+  async expectShowing(q: string, page = 1, status?: string): Promise<void> {
     await expect(this.ready).toHaveAttribute('data-loaded-query', q);
+    if (status !== undefined) await expect(this.ready).toHaveAttribute('data-loaded-status', status);
     await expect(this.ready).toHaveAttribute('data-loaded-page', String(page));
     await expect(this.ready).toHaveAttribute('data-busy', 'false');
   }
@@ -43,6 +44,11 @@ export class NewsletterPage {
   async searchFor(q: string): Promise<void> {
     await this.search.fill(q);
     await this.expectShowing(q);
+  }
+
+  async filterStatus(label: string): Promise<void> {
+    await this.page.getByTestId('newsletter-status-filter').click();
+    await this.page.locator('.n-base-select-option', { hasText: new RegExp(`^${label}$`) }).click();
   }
 
   async goToPage(n: number): Promise<void> {

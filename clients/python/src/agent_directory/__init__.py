@@ -40,6 +40,7 @@ from .models import (
     SearchResult,
     Stats,
     Submission,
+    SignUp,
     Subscription,
     parse_time,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "ClaimVerification",
     "ClaimCheck",
     "Connection",
+    "SignUp",
     "Subscription",
     "Stats",
     "ReviewTotals",

@@ -30,6 +30,7 @@ from .models import (
     Review,
     SearchResult,
     Stats,
+    SignUp,
     Submission,
     Subscription,
 )
@@ -445,10 +446,29 @@ class AgentDirectory:
 
     # ------------------------------------------------------------ newsletter
 
-    def subscribe(self, email: str) -> Subscription:
-        """``POST /newsletter``: idempotent; ``created`` is False when the address was already subscribed."""
+    def subscribe(self, email: str) -> SignUp:
+        """``POST /newsletter``: double opt-in.
+
+        The server mails the address a confirmation link and answers 202 with the same
+        :class:`SignUp` (``status == "confirmation_sent"``) for every valid address, new or
+        already subscribed; the address is on the list once its owner follows the link.
+        """
         response = self._post("/newsletter", {"email": email})
-        return Subscription.from_dict(self._object(response.data, "subscription"), created=response.status == 201)
+        return SignUp.from_dict(self._object(response.data, "sign-up"))
+
+    def confirm_subscription(self, token: str) -> Subscription:
+        """``POST /newsletter/confirm``: the token of the confirmation link (single-use, 48 hours).
+
+        Raises :class:`~agent_directory.ValidationFailed` (400 ``invalid_token``) for an
+        unknown, expired or used token.
+        """
+        response = self._post("/newsletter/confirm", {"token": token})
+        return Subscription.from_dict(self._object(response.data, "subscription"))
+
+    def unsubscribe(self, token: str) -> Subscription:
+        """``POST /newsletter/unsubscribe``: the token of the unsubscribe link every newsletter mail carries (works any number of times)."""
+        response = self._post("/newsletter/unsubscribe", {"token": token})
+        return Subscription.from_dict(self._object(response.data, "subscription"))
 
     # ------------------------------------------------------------- marketing
 

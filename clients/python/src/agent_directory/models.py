@@ -26,6 +26,7 @@ __all__ = [
     "ClaimCheck",
     "Claim",
     "Connection",
+    "SignUp",
     "Subscription",
     "ReviewTotals",
     "Stats",
@@ -358,17 +359,33 @@ class Connection:
 
 
 @dataclass
-class Subscription:
-    """A newsletter subscription. ``created`` is False when the address was already subscribed (HTTP 200)."""
+class SignUp:
+    """The answer to a newsletter sign-up: the same for every valid address.
+
+    ``status`` is ``"confirmation_sent"`` and ``email`` echoes the address as sent,
+    so the answer tells nobody whether the address was already on the list.
+    """
 
     email: str
     status: str
-    created: bool = True
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], created: bool = True) -> "Subscription":
-        return cls(email=_str(data, "email"), status=_str(data, "status"), created=created, raw=dict(data))
+    def from_dict(cls, data: Mapping[str, Any]) -> "SignUp":
+        return cls(email=_str(data, "email"), status=_str(data, "status"), raw=dict(data))
+
+
+@dataclass
+class Subscription:
+    """A newsletter address after a confirmation or unsubscribe link: ``status`` is ``"subscribed"`` or ``"unsubscribed"``."""
+
+    email: str
+    status: str
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Subscription":
+        return cls(email=_str(data, "email"), status=_str(data, "status"), raw=dict(data))
 
 
 @dataclass
