@@ -93,6 +93,20 @@ test('a moderator signs in with e-mail and password, sees the moderator screens 
   await expect(page.getByTestId('overview-error')).toHaveCount(0);
   await page.screenshot({ path: path.join(screenshots, '05-moderator-overview.png'), fullPage: true });
 
+  // Every moderator screen loads (none asks the server for an admin's data).
+  for (const [screen, ready] of [
+    ['submissions', 'submissions-view'],
+    ['claims', 'claims-view'],
+    ['agents', 'agents-table'],
+    ['marketing', 'posts-table'],
+  ] as const) {
+    await page.getByTestId(`nav-${screen}`).click();
+    await expect(page.getByTestId(ready)).toBeVisible();
+    await expect(page.locator('.n-result--error-status, [data-testid$="-error"]')).toHaveCount(0);
+  }
+  await page.getByTestId('nav-overview').click();
+  await overview.expectLoaded();
+
   // The session is a cookie: a reload stays signed in.
   await page.reload();
   await overview.expectLoaded();
@@ -251,4 +265,43 @@ test('the Accounts screen searches and pages on the server', async ({ page, requ
 
   await accounts.search.fill(`no-such-${suffix}`);
   await expect(page.getByTestId('accounts-empty')).toHaveText(/No account matches/);
+});
+
+test('an admin creates a moderator whose owner sets a password with the one-time link and signs in', async ({ page, browser }) => {
+  const admin = createConsoleAccount('Ada Admin', 'admin');
+  const signIn = new SignInPage(page);
+  const accounts = new AccountsPage(page);
+  await page.goto('/console/accounts');
+  await signIn.signInWithAccount(admin.email, admin.password);
+  await accounts.expectLoaded();
+
+  const email = `nina.new.${uniqueSuffix()}@console.example`;
+  await page.getByTestId('create-account').click();
+  await page.getByTestId('new-account-email').fill(email);
+  await page.getByTestId('new-account-name').fill('Nina New');
+  await page.getByTestId('create-account-submit').click();
+  const link = await page.getByTestId('set-password-url').inputValue();
+  expect(link).toMatch(/\/dashboard\/reset-password\?token=/);
+  await page.screenshot({ path: path.join(screenshots, '14-account-created.png') });
+  await page.getByTestId('created-account-done').click();
+  await expect(accounts.row(email).getByTestId('account-name')).toHaveText('Nina New');
+  await expect(accounts.roleBox(email, 'moderator')).toHaveClass(/n-checkbox--checked/);
+
+  // Nina opens the link, chooses a password and signs in to the console as a moderator.
+  const ninaContext = await browser.newContext();
+  const nina = await ninaContext.newPage();
+  const password = `nina's own passphrase ${uniqueSuffix()}`;
+  await nina.goto(link);
+  await nina.getByTestId('password-input').locator('input').fill(password);
+  await nina.getByTestId('repeat-input').locator('input').fill(password);
+  await nina.getByTestId('reset-confirm-button').click();
+  await expect(nina.getByTestId('reset-error')).toHaveCount(0);
+  await expect(nina).not.toHaveURL(/reset-password/);
+  await nina.goto('/console/sign-in');
+  const ninaSignIn = new SignInPage(nina);
+  await ninaSignIn.signInWithAccount(email, password);
+  await new OverviewPage(nina).expectLoaded();
+  await expect(nina.getByTestId('actor')).toHaveText('Nina New');
+  await expect(nina.getByTestId('actor-role')).toHaveText('moderator');
+  await ninaContext.close();
 });
