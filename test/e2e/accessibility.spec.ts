@@ -244,7 +244,12 @@ test.describe('the developer dashboard', () => {
     const email = `a11y-${uniqueSuffix()}@example.com`;
     const password = 'a long passphrase for a11y';
     await dashboard.signUp({ name: 'Ada Lovelace', email, password });
-    await dashboard.verifyWith(await linkFromMail(dataDir, email, '/dashboard/verify-email'));
+    await expectAccessible(page, 'dashboard-sign-up-sent');
+    await page.goto(await linkFromMail(dataDir, email, '/dashboard/verify-email'));
+    await expect(page.getByTestId('verify-done')).toBeVisible();
+    await expectAccessible(page, 'dashboard-verify-email-done');
+    await page.getByTestId('verify-sign-in').click();
+    await expect(page).toHaveURL(/\/dashboard\/sign-in/);
     await dashboard.signIn(email, password);
     await expect(page).toHaveURL(/\/dashboard\/keys/);
 
