@@ -134,6 +134,9 @@ test('a developer issues a key, calls the API with it, and receives, verifies an
   // The usage: four requests with the key today (counts are flushed before every read of them).
   await page.reload();
   await expect(page.getByTestId('usage-total')).toHaveText('4');
+  const chart = page.getByTestId('usage-card').locator('[data-chart="time-series"]');
+  await expect(chart).toHaveAttribute('data-points', '4');
+  await expect(chart.locator('canvas').first()).toBeVisible();
   await expect(page.getByTestId('key-row').filter({ hasText: 'Flow laptop' })).not.toContainText('Never');
   await shoot(page, 'keys-usage');
 
