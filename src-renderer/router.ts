@@ -20,6 +20,12 @@ export const consoleRoutes: RouteRecordRaw[] = [
   { path: '/overview', name: 'overview', component: () => import('./views/OverviewView.vue'), meta: { title: 'Overview' } },
   { path: '/submissions', name: 'submissions', component: () => import('./views/SubmissionsView.vue'), meta: { title: 'Submissions' } },
   { path: '/claims', name: 'claims', component: () => import('./views/ClaimsView.vue'), meta: { title: 'Claims' } },
+  {
+    path: '/edit-requests',
+    name: 'edit-requests',
+    component: () => import('./views/EditRequestsView.vue'),
+    meta: { title: 'Edit requests' },
+  },
   { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents' } },
   { path: '/marketing', name: 'marketing', component: () => import('./views/MarketingView.vue'), meta: { title: 'Marketing' } },
   { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks', role: 'admin' } },

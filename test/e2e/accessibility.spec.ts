@@ -100,13 +100,16 @@ test.describe('the console', () => {
     await context.close();
   });
 
-  test('overview, claims, newsletter', async ({ page }) => {
+  test('overview, claims, edit requests, newsletter', async ({ page }) => {
     await openConsole(page, 'overview', 'page-title');
     await expect(page.locator('.n-skeleton')).toHaveCount(0);
     await expectAccessible(page, 'console-overview');
     await openConsole(page, 'claims', 'claims-view');
     await expect(page.getByTestId('claims-view')).toHaveAttribute('data-busy', 'false');
     await expectAccessible(page, 'console-claims');
+    await openConsole(page, 'edit-requests', 'edit-requests-view');
+    await expect(page.getByTestId('edit-requests-view')).toHaveAttribute('data-busy', 'false');
+    await expectAccessible(page, 'console-edit-requests');
     await openConsole(page, 'newsletter', 'page-title');
     await expect(page.getByTestId('newsletter-ready').or(page.getByTestId('newsletter-empty'))).toBeVisible();
     await expectAccessible(page, 'console-newsletter');
