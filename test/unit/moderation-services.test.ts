@@ -119,6 +119,27 @@ describe('newsletter', () => {
     expect(services.newsletter.count()).toBe(1);
   });
 
+  it('mails an address at most 3 times an hour, however often it is asked for', () => {
+    const mailsTo = (email: string) =>
+      (
+        db.$client.prepare("SELECT count(*) AS n FROM mail_outbox WHERE to_address = ? AND kind LIKE 'newsletter.%'").get(email) as {
+          n: number;
+        }
+      ).n;
+    for (let i = 0; i < 5; i++) services.newsletter.requestSubscription('flooded@example.com');
+    expect(mailsTo('flooded@example.com')).toBe(3);
+    at('2025-03-01T12:59:00.000Z');
+    services.newsletter.requestSubscription('flooded@example.com');
+    expect(mailsTo('flooded@example.com')).toBe(3);
+    at('2025-03-01T13:00:01.000Z');
+    services.newsletter.requestSubscription('flooded@example.com');
+    expect(mailsTo('flooded@example.com')).toBe(4);
+    // Subscribed addresses are capped the same way (their notices count).
+    subscribeConfirmedToken('flooded@example.com');
+    for (let i = 0; i < 5; i++) services.newsletter.requestSubscription('flooded@example.com');
+    expect(mailsTo('flooded@example.com')).toBe(6);
+  });
+
   it('confirmation links expire after 48 hours, unsubscribe links after a year', () => {
     services.newsletter.requestSubscription('late@example.com');
     const confirm = newsletterTokenFromOutbox(db, 'late@example.com', 'confirm');

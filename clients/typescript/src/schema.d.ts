@@ -755,7 +755,7 @@ export interface paths {
     put?: never;
     /**
      * Subscribe to the newsletter
-     * @description Mails a confirmation link to the address; it is subscribed once the link is followed (`POST /newsletter/confirm`). The answer is 202 with the same body for every valid address, whether new, waiting for confirmation or subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list.
+     * @description Mails a confirmation link to the address; it is subscribed once the link is followed (`POST /newsletter/confirm`). The answer is 202 with the same body for every valid address, whether new, waiting for confirmation or subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list. An address is mailed at most 3 times an hour, whoever asks; further requests get the same answer and no mail.
      */
     post: operations['postNewsletter'];
     delete?: never;

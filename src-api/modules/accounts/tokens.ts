@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, count, eq, gt, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { InvalidTokenError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
@@ -71,6 +71,17 @@ export function createOneTimeTokens({ db, clock, ids }: OneTimeTokensDeps) {
         .set({ usedAt: isoNow(clock) })
         .where(and(eq(oneTimeTokens.purpose, purpose), eq(oneTimeTokens.subjectId, subjectId), isNull(oneTimeTokens.usedAt)))
         .run();
+    },
+
+    /** How many tokens of this purpose were issued for the subject after `since` (ISO time): a cap on mails per address. */
+    countIssuedSince(purpose: OneTimeTokenPurpose, subjectId: string, since: string): number {
+      return (
+        db
+          .select({ n: count() })
+          .from(oneTimeTokens)
+          .where(and(eq(oneTimeTokens.subjectId, subjectId), eq(oneTimeTokens.purpose, purpose), gt(oneTimeTokens.createdAt, since)))
+          .get()?.n ?? 0
+      );
     },
 
     deleteForSubject(subjectId: string): void {

@@ -19,6 +19,11 @@ export const NEWSLETTER_PATHS = {
 export const CONFIRM_TTL_MS = 48 * 60 * 60_000;
 /** Unsubscribe links keep working long after the mail was read, and any number of times. */
 export const UNSUBSCRIBE_TTL_MS = 365 * 24 * 60 * 60_000;
+/**
+ * Sign-ups mail an address at most this many times an hour, whoever asks (the write limit is per
+ * IP, so many IPs could otherwise flood one inbox); further requests get the same 202 and no mail.
+ */
+export const MAILS_PER_ADDRESS_PER_HOUR = 3;
 
 export function newsletterMails(publicUrl: PublicUrl) {
   /**

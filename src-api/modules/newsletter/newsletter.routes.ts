@@ -29,7 +29,8 @@ export const newsletterRoutes: ApiRoutes = async (api, { services }) => {
         description:
           'Mails a confirmation link to the address; it is subscribed once the link is followed (`POST /newsletter/confirm`). ' +
           'The answer is 202 with the same body for every valid address, whether new, waiting for confirmation or ' +
-          'subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list.',
+          'subscribed already (that one is mailed a notice instead), so it tells nobody who is on the list. ' +
+          'An address is mailed at most 3 times an hour, whoever asks; further requests get the same answer and no mail.',
         body: newsletterInputSchema,
         response: { 202: confirmationSentSchema.describe('A mail is on its way to the address'), ...bodyProblems, 429: problemSchema },
       },

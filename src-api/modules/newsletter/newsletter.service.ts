@@ -9,7 +9,7 @@ import { createOneTimeTokens } from '../accounts/tokens';
 import type { AuditService } from '../audit/audit.service';
 import type { MailService } from '../mail/mail.service';
 import { toCsv } from './csv';
-import { CONFIRM_TTL_MS, newsletterMails, UNSUBSCRIBE_TTL_MS } from './newsletter-mails';
+import { CONFIRM_TTL_MS, MAILS_PER_ADDRESS_PER_HOUR, newsletterMails, UNSUBSCRIBE_TTL_MS } from './newsletter-mails';
 import type { ListSubscribersQuery, Subscriber, SubscriberStatus, Subscription } from './newsletter.schemas';
 import { newsletterSubscribers, type NewsletterSubscriberRow } from './newsletter.table';
 
@@ -63,10 +63,15 @@ export function createNewsletterService({ db, clock, ids, mail, publicUrl, audit
     );
   };
 
+  // Every newsletter mail carries exactly one new unsubscribe token: counting them counts the mails.
+  const mailsInLastHour = (subscriberId: string): number =>
+    tokens.countIssuedSince('newsletter_unsubscribe', subscriberId, new Date(clock.now().getTime() - 60 * 60_000).toISOString());
+
   return {
     /**
      * A sign-up: mails a confirmation link to a new, pending or unsubscribed
-     * address, and a notice (with its unsubscribe link) to a subscribed one.
+     * address, and a notice (with its unsubscribe link) to a subscribed one;
+     * at most MAILS_PER_ADDRESS_PER_HOUR mails an hour per address.
      * Returns nothing on purpose: the caller must not tell the cases apart.
      */
     requestSubscription(email: string): void {
@@ -79,6 +84,8 @@ export function createNewsletterService({ db, clock, ids, mail, publicUrl, audit
           const row = { id: ids.next('nls'), email: trimmed, emailKey, status: 'pending' as const, createdAt: isoNow(clock) };
           db.insert(table).values(row).run();
           confirmationTo(row);
+        } else if (mailsInLastHour(existing.id) >= MAILS_PER_ADDRESS_PER_HOUR) {
+          // Enough mail for this address for now: the same answer, no mail.
         } else if (existing.status === 'subscribed') {
           mail.queue(mails.alreadySubscribed(existing.email, tokens.issue('newsletter_unsubscribe', existing.id, UNSUBSCRIBE_TTL_MS)));
         } else {
