@@ -2,7 +2,7 @@ import type { Pinia } from 'pinia';
 import type { AccountRole } from '../src-api/modules/accounts/accounts.table';
 import { createRouter, createWebHashHistory, createWebHistory, type RouteRecordRaw } from 'vue-router';
 import { useSessionStore } from './stores/session-store';
-import { isDesktop } from './trpc';
+import { isDesktop, whenSessionEnds } from './trpc';
 
 declare module 'vue-router' {
   interface RouteMeta {
@@ -67,6 +67,15 @@ export function createConsoleRouter(pinia: Pinia) {
     if (to.meta.public) return isDesktop ? { name: 'overview' } : true;
     if (await session.ensureSignedIn()) return true;
     return { name: 'sign-in', query: to.name === 'overview' ? {} : { redirect: to.fullPath } };
+  });
+
+  // A session refused mid-work (ended, expired, role taken away): back to sign-in, then back here.
+  whenSessionEnds(() => {
+    const session = useSessionStore(pinia);
+    if (isDesktop || !session.isSignedIn) return;
+    const current = router.currentRoute.value;
+    void session.signOut();
+    void router.replace({ name: 'sign-in', query: { redirect: current.fullPath, expired: '1' } });
   });
 
   router.afterEach((to) => {

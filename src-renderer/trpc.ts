@@ -1,4 +1,5 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCLink } from '@trpc/client';
+import { observable } from '@trpc/server/observable';
 import { ipcLink } from 'trpc-electron/renderer';
 import type { TrpcErrorData } from '../src-api/trpc/init';
 import type { AppRouter } from '../src-api/trpc/root';
@@ -26,7 +27,37 @@ function transportLink(): TRPCLink<AppRouter> {
   });
 }
 
-export const trpc = createTRPCClient<AppRouter>({ links: [transportLink()] });
+/**
+ * Answers that mean "sign in again": no or an ended session, a wrong token, or an account whose
+ * console role was taken away meanwhile.
+ */
+export function endsSession(code: string | undefined): boolean {
+  return code === 'unauthorized' || code === 'console_role_required';
+}
+
+let onSessionEnded: (() => void) | undefined;
+
+/** Called whenever the server refuses the session, whichever screen asked: the router sends the user to sign in. */
+export function whenSessionEnds(handler: () => void): void {
+  onSessionEnded = handler;
+}
+
+/** Watches every answer for a refused session, so no screen has to (and none shows a bare "no console role" error). */
+const sessionWatchLink: TRPCLink<AppRouter> =
+  () =>
+  ({ op, next }) =>
+    observable((observer) =>
+      next(op).subscribe({
+        next: (value) => observer.next(value),
+        error: (error) => {
+          if (endsSession(toConsoleError(error).code)) onSessionEnded?.();
+          observer.error(error);
+        },
+        complete: () => observer.complete(),
+      }),
+    );
+
+export const trpc = createTRPCClient<AppRouter>({ links: [sessionWatchLink, transportLink()] });
 
 export type { ConsoleError };
 

@@ -1,6 +1,6 @@
 import { onMounted, ref, shallowRef, type Ref, type ShallowRef } from 'vue';
 import { useRouter } from 'vue-router';
-import { useSessionStore } from '../stores/session-store';
+import { endsSession, useSessionStore } from '../stores/session-store';
 import { toConsoleError, type ConsoleError } from '../trpc';
 
 export interface RemoteData<T> {
@@ -29,7 +29,7 @@ export function useRemoteData<T>(load: () => Promise<T>): RemoteData<T> {
       data.value = await load();
     } catch (cause) {
       const described = toConsoleError(cause);
-      if (described.code === 'unauthorized' && !session.isDesktop) {
+      if (endsSession(described.code) && !session.isDesktop) {
         session.signOut();
         await router.replace({ name: 'sign-in', query: { redirect: router.currentRoute.value.fullPath, expired: '1' } });
         return;

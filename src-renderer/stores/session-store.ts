@@ -4,13 +4,15 @@ import { computed, ref } from 'vue';
 import type { AccountRole } from '../../src-api/modules/accounts/accounts.table';
 import type { AppRouter } from '../../src-api/trpc/root';
 import { createSession, endSession, SessionError } from '../account-session';
-import { isDesktop, setAuthToken, toConsoleError, trpc } from '../trpc';
+import { endsSession, isDesktop, setAuthToken, toConsoleError, trpc } from '../trpc';
 
 export type SessionMe = inferRouterOutputs<AppRouter>['session']['me'];
 
 const TOKEN_KEY = 'agent-directory.admin-token';
 /** Set while this tab is signed in with an account (the cookie itself is HttpOnly, so unreadable here). */
 const ACCOUNT_KEY = 'agent-directory.account-session';
+
+export { endsSession } from '../trpc';
 
 /** The desktop window is the local moderator with every role (src-main vouches for it). */
 const DESKTOP_ROLES: readonly AccountRole[] = ['moderator', 'admin'];
@@ -98,7 +100,7 @@ export const useSessionStore = defineStore('session', () => {
     } catch (error) {
       if (isDesktop) return true;
       const { code } = toConsoleError(error);
-      if (code === 'unauthorized' || code === 'console_role_required') {
+      if (endsSession(code)) {
         void signOut();
         return false;
       }

@@ -305,3 +305,24 @@ test('an admin creates a moderator whose owner sets a password with the one-time
   await expect(nina.getByTestId('actor-role')).toHaveText('moderator');
   await ninaContext.close();
 });
+
+test('a moderator whose role is taken away meanwhile is sent to sign in, and told why on trying again', async ({ page, request }) => {
+  const moderator = createConsoleAccount('Rita Revoked', 'moderator');
+  const signIn = new SignInPage(page);
+  await page.goto('/console/sign-in');
+  await signIn.signInWithAccount(moderator.email, moderator.password);
+  await new OverviewPage(page).expectLoaded();
+
+  const revoked = await request.post('/trpc/accounts.revokeRole', {
+    headers: { authorization: `Bearer ${adminToken}` },
+    data: { id: moderator.id, role: 'moderator' },
+  });
+  expect(revoked.status(), await revoked.text()).toBe(200);
+
+  await page.getByTestId('nav-agents').click();
+  await signIn.expectShown();
+  await expect(page.getByTestId('session-ended')).toBeVisible();
+  await expect(page).toHaveURL(/redirect=%2Fagents|redirect=\/agents/);
+  await signIn.signInWithAccount(moderator.email, moderator.password);
+  await expect(signIn.error).toContainText('no access to the moderator console');
+});
