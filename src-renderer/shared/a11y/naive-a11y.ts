@@ -8,6 +8,8 @@
  * - data-table selection checkboxes have no name: "Select <row label>" from the row's `data-row-label`, and
  *   "Select all on this page" in the header;
  * - table scroll areas take focus (so they scroll by keyboard);
+ * - pagination items are divs: they become named buttons in the Tab order (Enter/Space turn the page), the
+ *   current page marked `aria-current`;
  * - Escape in a search box leaves the box.
  * Vue patches only the attributes a vnode declares, so what is set here survives re-renders.
  */
@@ -80,8 +82,44 @@ function fixScrollAreas(root: ParentNode): void {
   }
 }
 
+/** Sets an attribute only when it differs, so the observer is not woken by its own writes. */
+function setAttr(element: HTMLElement, name: string, value: string | null): void {
+  if (value === null) {
+    if (element.hasAttribute(name)) element.removeAttribute(name);
+  } else if (element.getAttribute(name) !== value) element.setAttribute(name, value);
+}
+
+function fixPagination(root: ParentNode): void {
+  for (const item of root.querySelectorAll<HTMLElement>('.n-pagination .n-pagination-item')) {
+    const disabled = item.classList.contains('n-pagination-item--disabled');
+    const current = item.classList.contains('n-pagination-item--active');
+    const text = item.textContent?.trim() ?? '';
+    const label = item.classList.contains('n-pagination-item--button')
+      ? item === item.parentElement?.querySelector('.n-pagination-item--button')
+        ? 'Previous page'
+        : 'Next page'
+      : /^\d+$/.test(text)
+        ? `Page ${text}`
+        : 'More pages';
+    setAttr(item, 'role', 'button');
+    setAttr(item, 'aria-label', label);
+    setAttr(item, 'tabindex', disabled ? '-1' : '0');
+    setAttr(item, 'aria-disabled', disabled ? 'true' : null);
+    setAttr(item, 'aria-current', current ? 'page' : null);
+  }
+}
+
+function onPaginationKeydown(event: KeyboardEvent): void {
+  if (event.key !== 'Enter' && event.key !== ' ') return;
+  const item = (event.target as HTMLElement | null)?.closest?.<HTMLElement>('.n-pagination .n-pagination-item');
+  if (!item || item.classList.contains('n-pagination-item--disabled')) return;
+  event.preventDefault();
+  item.click();
+}
+
 function fixAll(root: ParentNode): void {
   fixCardHeadings(root);
+  fixPagination(root);
   fixScrollAreas(root);
   fixTabs(root);
   fixSelectionCheckboxes(root);
@@ -138,5 +176,6 @@ export function installNaiveA11y(): void {
   }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['class'] });
   document.addEventListener('keydown', onTabKeydown, true);
   document.addEventListener('keydown', onSearchEscape);
+  document.addEventListener('keydown', onPaginationKeydown);
   run();
 }

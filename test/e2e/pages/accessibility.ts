@@ -23,6 +23,9 @@ export interface AxeFinding {
  * from one run to the next.
  */
 export async function blockingViolations(page: Page, label: string): Promise<AxeFinding[]> {
+  // Toasts leave on their own timer: one that starts fading out while axe runs reads as low contrast
+  // (a flaky "serious" finding). The scan waits until they are gone; what they said was checked by the test.
+  await expect(page.locator('.n-message')).toHaveCount(0, { timeout: 10_000 });
   await settled(page);
   const results = await new AxeBuilder({ page }).withTags(WCAG_TAGS).analyze();
   const findings = results.violations
