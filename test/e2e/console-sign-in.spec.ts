@@ -97,6 +97,7 @@ test('a moderator signs in with e-mail and password, sees the moderator screens 
   for (const [screen, ready] of [
     ['submissions', 'submissions-view'],
     ['claims', 'claims-view'],
+    ['edit-requests', 'edit-requests-view'],
     ['agents', 'agents-table'],
     ['marketing', 'posts-table'],
   ] as const) {
@@ -106,6 +107,9 @@ test('a moderator signs in with e-mail and password, sees the moderator screens 
   }
   await page.getByTestId('nav-overview').click();
   await overview.expectLoaded();
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.screenshot({ path: path.join(screenshots, '05b-moderator-overview-1024.png'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // The session is a cookie: a reload stays signed in.
   await page.reload();
