@@ -94,7 +94,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   });
   // What owners do to their agents (all through the agents write path), and the queue of their renames.
   const owners = createOwnersService({ ...base, agents, audit });
-  const editRequests = createEditRequestsService({ db, clock, agents, audit });
+  const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.find(accountId) });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, events, audit });

@@ -247,6 +247,9 @@ describe('PATCH /me/agents/{id}', () => {
     expect(shown).toMatchObject({
       agent_id: agentId,
       agent_name: before.name,
+      account_id: annId,
+      account_name: 'Ann Owner',
+      account_email: 'ann@owners.test',
       status: 'pending',
       changes: { name: 'Renamed Tool', source_url: 'https://github.com/acme/renamed' },
       before: { name: before.name, source_url: before.sourceUrl },

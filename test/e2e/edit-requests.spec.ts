@@ -48,6 +48,7 @@ test('a moderator approves an owner’s rename and rejects a source move, with r
   await expect(page.getByTestId('edit-requests-view')).toHaveAttribute('data-busy', 'false');
   await expect(renameCard.getByTestId('edit-request-diff')).toContainText(renamed.agent.name);
   await expect(renameCard.getByTestId('edit-request-diff')).toContainText(newName);
+  await expect(renameCard.getByTestId('edit-request-owner')).toHaveText(`${renamed.owner.name} <${renamed.owner.email}>`);
   await screenshotScreen(page, 'console-edit-requests');
   await expectAccessible(page, 'console-edit-requests');
 

@@ -13,6 +13,8 @@ export interface EditRequestsServiceDeps {
   clock: Clock;
   agents: AgentsService;
   audit: AuditService;
+  /** The requesting account, as moderators see it (undefined once it is closed). */
+  accountOf: (accountId: string) => { name: string; email: string } | undefined;
 }
 
 export interface DecideOptions {
@@ -25,21 +27,26 @@ export interface DecideOptions {
  * name or source_url). Approving applies the change through AgentsService.update, so the
  * agent's rules, `agent.updated` and the audit entry are exactly those of a moderator's edit.
  */
-export function createEditRequestsService({ db, clock, agents, audit }: EditRequestsServiceDeps) {
-  const toEditRequest = (row: EditRequestRow): EditRequest => ({
-    id: row.id,
-    agent_id: row.agentId,
-    agent_name: agents.findRow(row.agentId)?.name ?? null,
-    account_id: row.accountId,
-    changes: row.changes,
-    before: row.before,
-    status: row.status,
-    reason: row.reason,
-    decided_by: row.decidedBy,
-    decided_at: row.decidedAt,
-    version: row.version,
-    created_at: row.createdAt,
-  });
+export function createEditRequestsService({ db, clock, agents, audit, accountOf }: EditRequestsServiceDeps) {
+  const toEditRequest = (row: EditRequestRow): EditRequest => {
+    const account = accountOf(row.accountId);
+    return {
+      id: row.id,
+      agent_id: row.agentId,
+      agent_name: agents.findRow(row.agentId)?.name ?? null,
+      account_id: row.accountId,
+      account_name: account?.name ?? null,
+      account_email: account?.email ?? null,
+      changes: row.changes,
+      before: row.before,
+      status: row.status,
+      reason: row.reason,
+      decided_by: row.decidedBy,
+      decided_at: row.decidedAt,
+      version: row.version,
+      created_at: row.createdAt,
+    };
+  };
 
   const requirePending = (id: string, options: DecideOptions): EditRequestRow => {
     const row = db.select().from(editRequests).where(eq(editRequests.id, id)).get();

@@ -40,6 +40,8 @@ export const editRequestSchema = z.object({
   agent_id: z.string(),
   agent_name: z.string().nullable(),
   account_id: z.string(),
+  account_name: z.string().nullable().describe('The requesting owner; null once the account is closed'),
+  account_email: z.string().nullable(),
   changes: editFieldsSchema,
   before: editFieldsSchema,
   status: z.enum(['pending', 'approved', 'rejected']),
