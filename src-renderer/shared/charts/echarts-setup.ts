@@ -31,6 +31,8 @@ export function shortDay(isoDate: string): string {
 export interface ChartItem {
   label: string;
   value: number;
+  /** A colour that means this item wherever it appears (a status), instead of the next in the palette. */
+  color?: string;
 }
 
 export interface ChartSeries {
