@@ -225,14 +225,18 @@ describe('submissions.duplicates', () => {
       { emitEvents: false },
     );
     const sameOwner = await submit({ name: 'Completely Different', source_url: 'https://github.com/OrbitCo/another-tool' });
+    const sameRepository = await submit({ name: 'Orbit Helper Scripts', source_url: 'https://github.com/OrbitCo/Orbit-Planner/tree/main/helpers' });
     const similar = await submit({ name: 'Orbit Planer Agent', source_url: 'https://orbit.example.net/' });
     const stranger = await submit({ name: 'Zebra Accountant', source_url: 'https://github.com/someone-else/zebra' });
 
     const hints = (await query('submissions.duplicates', { id: similar.id })).data;
     expect(hints.agents).toEqual([{ id: agent.id, name: 'Orbit Planner', source_url: agent.sourceUrl, matches: ['similar_name'] }]);
 
+    // On a code host the source is the repository: another repository of the same owner is another project.
     const byOwner = (await query('submissions.duplicates', { id: sameOwner.id })).data;
-    expect(byOwner.agents).toEqual([expect.objectContaining({ id: agent.id, matches: ['same_source'] })]);
+    expect(byOwner.agents).toEqual([]);
+    const byRepository = (await query('submissions.duplicates', { id: sameRepository.id })).data;
+    expect(byRepository.agents).toEqual([expect.objectContaining({ id: agent.id, matches: ['same_source'] })]);
 
     const none = (await query('submissions.duplicates', { id: stranger.id })).data;
     expect(none.agents).toEqual([]);
@@ -251,7 +255,8 @@ describe('submissions.duplicates', () => {
     expect(similarNames(nameKey('Alpha Coder'), nameKey('Alpha Codr'))).toBe(true);
     expect(similarNames(nameKey('Alpha Coder'), nameKey('Beta Writer'))).toBe(false);
     expect(similarNames(nameKey('Bot'), nameKey('Robot Chef'))).toBe(false);
-    expect(sourceHostKey('github.com/Acme/tool')).toBe('github.com/acme');
+    expect(sourceHostKey('github.com/Acme/Tool.git')).toBe('github.com/acme/tool');
+    expect(sourceHostKey('github.com/acme')).toBe('github.com/acme');
     expect(sourceHostKey('acme.dev/docs')).toBe('acme.dev');
   });
 });

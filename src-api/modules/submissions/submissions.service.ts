@@ -55,7 +55,7 @@ export interface DuplicateHint {
   source_url: string;
   /** Only for submissions. */
   status?: SubmissionStatus;
-  /** Why it is shown: a similar name, the same source host (or owner, on shared code hosts), or both. */
+  /** Why it is shown: a similar name, the same source host (or repository, on shared code hosts), or both. */
   matches: ('similar_name' | 'same_source')[];
 }
 
@@ -72,8 +72,9 @@ export interface BulkOptions {
 const MAX_DUPLICATE_HINTS = 5;
 
 /**
- * Hosts where many unrelated projects live: the first path segment (the owner) is part of
- * the "same source" key there, so two repositories of one owner match and strangers do not.
+ * Hosts where many unrelated projects live: the repository (owner and name) is the "same source"
+ * key there. Two repositories of one owner are two projects, not a duplicate (a moderator was shown
+ * every agent of a busy GitHub organisation as "from the same source"); strangers never match.
  */
 const SHARED_HOSTS = new Set([
   'github.com',
@@ -87,10 +88,11 @@ const SHARED_HOSTS = new Set([
   'replit.com',
 ]);
 
-/** "github.com/acme" or "acme.dev": what two submissions from the same place share. */
+/** "github.com/acme/tool" or "acme.dev": what two submissions from the same place share. */
 export function sourceHostKey(urlKey: string): string {
-  const [host = '', owner] = urlKey.split('/');
-  return SHARED_HOSTS.has(host) && owner ? `${host}/${owner.toLowerCase()}` : host;
+  const [host = '', owner, repository] = urlKey.split('/');
+  if (!SHARED_HOSTS.has(host) || !owner) return host;
+  return repository ? `${host}/${owner.toLowerCase()}/${repository.toLowerCase().replace(/\.git$/, '')}` : `${host}/${owner.toLowerCase()}`;
 }
 
 const NAME_NOISE = new Set(['a', 'an', 'the', 'agent', 'agents', 'bot', 'ai', 'app']);
