@@ -2,7 +2,7 @@ import type { Pinia } from 'pinia';
 import type { AccountRole } from '../src-api/modules/accounts/accounts.table';
 import { createRouter, createWebHashHistory, createWebHistory, type RouteRecordRaw } from 'vue-router';
 import { useSessionStore } from './stores/session-store';
-import { isDesktop, whenSessionEnds } from './trpc';
+import { isDesktop, whenRolesChange, whenSessionEnds } from './trpc';
 
 declare module 'vue-router' {
   interface RouteMeta {
@@ -77,6 +77,9 @@ export function createConsoleRouter(pinia: Pinia) {
     void session.signOut();
     void router.replace({ name: 'sign-in', query: { redirect: current.fullPath, expired: '1' } });
   });
+
+  // "Only an admin may do this" for someone the console took for an admin: the roles changed meanwhile.
+  whenRolesChange(() => void useSessionStore(pinia).refresh());
 
   router.afterEach((to) => {
     document.title = to.meta.title ? `${to.meta.title} · Agent Directory` : 'Agent Directory';

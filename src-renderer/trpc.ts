@@ -36,10 +36,16 @@ export function endsSession(code: string | undefined): boolean {
 }
 
 let onSessionEnded: (() => void) | undefined;
+let onRolesChanged: (() => void) | undefined;
 
 /** Called whenever the server refuses the session, whichever screen asked: the router sends the user to sign in. */
 export function whenSessionEnds(handler: () => void): void {
   onSessionEnded = handler;
+}
+
+/** Called when the server says the caller is no admin (any more): the session store reads its roles again. */
+export function whenRolesChange(handler: () => void): void {
+  onRolesChanged = handler;
 }
 
 /** Watches every answer for a refused session, so no screen has to (and none shows a bare "no console role" error). */
@@ -50,7 +56,9 @@ const sessionWatchLink: TRPCLink<AppRouter> =
       next(op).subscribe({
         next: (value) => observer.next(value),
         error: (error) => {
-          if (endsSession(toConsoleError(error).code)) onSessionEnded?.();
+          const { code } = toConsoleError(error);
+          if (endsSession(code)) onSessionEnded?.();
+          else if (code === 'admin_role_required') onRolesChanged?.();
           observer.error(error);
         },
         complete: () => observer.complete(),

@@ -76,6 +76,16 @@ export const useSessionStore = defineStore('session', () => {
     }
   }
 
+  /** Reads the roles again (an admin made a moderator meanwhile): the sidebar and the screens follow. */
+  async function refresh(): Promise<void> {
+    if (me.value === null) return;
+    try {
+      me.value = await trpc.session.me.query();
+    } catch {
+      // A refused session is handled where every refusal is (the router); offline changes nothing.
+    }
+  }
+
   /** Forgets who was signed in; an account's session also ends on the server. */
   function signOut(): Promise<void> {
     const hadAccount = me.value?.via === 'account' || sessionStorage.getItem(ACCOUNT_KEY) !== null;
@@ -122,6 +132,7 @@ export const useSessionStore = defineStore('session', () => {
     signInWithToken,
     signInWithPassword,
     signOut,
+    refresh,
     ensureSignedIn,
   };
 });

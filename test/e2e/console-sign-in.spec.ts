@@ -330,3 +330,29 @@ test('a moderator whose role is taken away meanwhile is sent to sign in, and tol
   await signIn.signInWithAccount(moderator.email, moderator.password);
   await expect(signIn.error).toContainText('no access to the moderator console');
 });
+
+test('an admin made a moderator meanwhile loses the admin screens at the next refusal, without signing out', async ({ page, request }) => {
+  const admin = createConsoleAccount('Dora Demoted', 'admin');
+  const signIn = new SignInPage(page);
+  const accounts = new AccountsPage(page);
+  await page.goto('/console/accounts');
+  await signIn.signInWithAccount(admin.email, admin.password);
+  await accounts.expectLoaded();
+
+  for (const [procedure, role] of [
+    ['accounts.grantRole', 'moderator'],
+    ['accounts.revokeRole', 'admin'],
+  ] as const) {
+    const response = await request.post(`/trpc/${procedure}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+      data: { id: admin.id, role },
+    });
+    expect(response.status(), await response.text()).toBe(200);
+  }
+
+  // The next call the screen makes is refused as admin-only: the console reads the roles again.
+  await accounts.search.fill('anyone');
+  await expect(page.getByTestId('not-allowed')).toBeVisible();
+  await expect(page.getByTestId('actor-role')).toHaveText('moderator');
+  expect(await navEntries(page)).toEqual(MODERATOR_SCREENS);
+});
