@@ -26,6 +26,7 @@ export const consoleRoutes: RouteRecordRaw[] = [
     component: () => import('./views/EditRequestsView.vue'),
     meta: { title: 'Edit requests' },
   },
+  { path: '/reports', name: 'reports', component: () => import('./views/ReportsView.vue'), meta: { title: 'Reports' } },
   { path: '/agents', name: 'agents', component: () => import('./views/AgentsView.vue'), meta: { title: 'Agents' } },
   { path: '/marketing', name: 'marketing', component: () => import('./views/MarketingView.vue'), meta: { title: 'Marketing' } },
   { path: '/webhooks', name: 'webhooks', component: () => import('./views/WebhooksView.vue'), meta: { title: 'Webhooks', role: 'admin' } },

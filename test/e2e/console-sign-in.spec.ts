@@ -98,6 +98,7 @@ test('a moderator signs in with e-mail and password, sees the moderator screens 
     ['submissions', 'submissions-view'],
     ['claims', 'claims-view'],
     ['edit-requests', 'edit-requests-view'],
+    ['reports', 'reports-view'],
     ['agents', 'agents-table'],
     ['marketing', 'posts-table'],
   ] as const) {

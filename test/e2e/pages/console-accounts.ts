@@ -46,5 +46,5 @@ export async function navEntries(page: Page): Promise<string[]> {
   return ids.map((id) => String(id).replace(/^nav-/, ''));
 }
 
-export const MODERATOR_SCREENS = ['overview', 'submissions', 'claims', 'edit-requests', 'agents', 'marketing'];
+export const MODERATOR_SCREENS = ['overview', 'submissions', 'claims', 'edit-requests', 'reports', 'agents', 'marketing'];
 export const ADMIN_SCREENS = [...MODERATOR_SCREENS, 'webhooks', 'api-keys', 'newsletter', 'audit-log'];
