@@ -10,12 +10,16 @@ import { defineConfig } from '@playwright/test';
  * worker, so the port, folder and token are chosen once and passed on in the
  * environment.
  */
-process.env.AGENTDIR_E2E_PORT ??= execFileSync(process.execPath, [
-  '-e',
-  "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })",
-])
-  .toString()
-  .trim();
+const freePort = () =>
+  execFileSync(process.execPath, [
+    '-e',
+    "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })",
+  ])
+    .toString()
+    .trim();
+process.env.AGENTDIR_E2E_PORT ??= freePort();
+// A stand-in for GitHub's raw-file host: specs that prove ownership of a GitHub-hosted agent serve the claim file there.
+process.env.AGENTDIR_E2E_FORGE_PORT ??= freePort();
 process.env.AGENTDIR_E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-e2e-'));
 process.env.AGENTDIR_E2E_ADMIN_TOKEN ??= `e2e-admin-token-${process.pid}-${Date.now()}`;
 
@@ -57,7 +61,10 @@ export default defineConfig({
     // the specs depend on each other's leftovers; the API tests cover the limits.
     command: `npm run serve -- --port ${port} --data-dir ${process.env.AGENTDIR_E2E_DATA_DIR} --allow-private-urls --rate-limit off`,
     url: `${baseURL}/api/v1/health`,
-    env: { AGENTDIR_ADMIN_TOKEN: process.env.AGENTDIR_E2E_ADMIN_TOKEN },
+    env: {
+      AGENTDIR_ADMIN_TOKEN: process.env.AGENTDIR_E2E_ADMIN_TOKEN,
+      AGENTDIR_FORGE_RAW_BASES: JSON.stringify({ 'github.com': `http://127.0.0.1:${process.env.AGENTDIR_E2E_FORGE_PORT}/gh` }),
+    },
     reuseExistingServer: false,
     timeout: 120_000,
     stdout: 'ignore',

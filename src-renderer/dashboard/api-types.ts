@@ -129,12 +129,29 @@ export interface OwnedAgent {
   id: string;
   name: string;
   tagline: string;
+  description: string;
+  source_url: string;
   type: string;
   trust_score: number;
   verified: boolean;
   rating: { average: number | null; count: number };
-  status?: string;
+  status?: 'active' | 'deprecated';
+  status_message?: string | null;
   updated_at: string;
+}
+
+/** What an owner may change at once (PATCH /me/agents/{id}); a new name or source_url waits for a moderator. */
+export interface OwnedAgentPatch {
+  tagline?: string;
+  description?: string;
+  name?: string;
+  source_url?: string;
+}
+
+/** PATCH /me/agents/{id} when the change waits for a moderator (202). */
+export interface EditRequestReceipt {
+  id: string;
+  status: 'pending';
 }
 
 /** A page of a list endpoint, whatever its items are called on the wire. */

@@ -10,6 +10,8 @@ import type {
   NewsletterSubscription,
   ListPage,
   OwnedAgent,
+  OwnedAgentPatch,
+  EditRequestReceipt,
   RestDelivery,
   RestTestResult,
   UsageDay,
@@ -150,9 +152,17 @@ export const api = {
   claims: {
     list: (query: { page?: number; limit?: number } = {}) => list<AccountClaim>('/me/claims', 'claims', query),
     verify: (claimId: string) => request<AccountClaim>('POST', `/claims/${id(claimId)}/verify`),
+    /** A claim made signed in belongs to the account: once verified, the account owns the agent. */
+    create: (input: { agent_id: string; claimant_name: string; claimant_email: string }) =>
+      request<AccountClaim>('POST', '/claims', { body: input }),
   },
   agents: {
     list: (query: { page?: number; limit?: number } = {}) => list<OwnedAgent>('/me/agents', 'agents', query),
+    /** 200 with the profile, or 202 with an edit request when the patch renames the agent or moves its source. */
+    update: (agentId: string, patch: OwnedAgentPatch) =>
+      request<OwnedAgent | EditRequestReceipt>('PATCH', `/me/agents/${id(agentId)}`, { body: patch }),
+    setStatus: (agentId: string, status: 'active' | 'deprecated', message?: string) =>
+      request<OwnedAgent>('POST', `/me/agents/${id(agentId)}/status`, { body: { status, ...(message ? { message } : {}) } }),
   },
 };
 

@@ -1,0 +1,120 @@
+import http from 'node:http';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { expectAccessible } from './pages/accessibility';
+import { DashboardPage, linkFromMail } from './pages/dashboard-page';
+import { importAgents, signInAsModerator, testAgent, uniqueSuffix } from './pages/directory-fixtures';
+
+/**
+ * An owner, end to end: claims a GitHub-hosted agent from the dashboard, publishes the proof on
+ * the stand-in forge (the e2e server reads github.com's raw files from AGENTDIR_E2E_FORGE_PORT),
+ * checks, edits the tagline, deprecates the agent and asks for a new name, which a moderator
+ * approves in the console.
+ */
+
+const suffix = uniqueSuffix();
+const repoOwner = `e2e-owner-${suffix}`;
+const agent = { ...testAgent('Owned Helper', suffix), source_url: `https://github.com/${repoOwner}/owned-helper` };
+const shots = path.join('test-results', 'screenshots');
+
+/** What the stand-in forge serves: the claim file's content per repository path. */
+const published = new Map<string, string>();
+let forge: http.Server;
+
+test.beforeAll(async () => {
+  importAgents([agent]);
+  forge = http.createServer((request, response) => {
+    const body = published.get(request.url ?? '');
+    if (body === undefined) response.writeHead(404, { 'content-type': 'text/plain' }).end('404: Not Found');
+    else response.writeHead(200, { 'content-type': 'text/plain' }).end(body);
+  });
+  await new Promise<void>((resolve) => forge.listen(Number(process.env.AGENTDIR_E2E_FORGE_PORT), '127.0.0.1', resolve));
+});
+test.afterAll(async () => {
+  forge.closeAllConnections();
+  await new Promise<void>((resolve) => forge.close(() => resolve()));
+});
+
+test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, deprecates and renames it with a moderator', async ({
+  page,
+  browser,
+  request,
+}) => {
+  test.setTimeout(150_000);
+  const dashboard = new DashboardPage(page);
+  const email = `owner-${suffix}@example.com`;
+  const password = 'the owner has a long passphrase';
+  await dashboard.signUp({ name: 'Olive Owner', email, password });
+  await dashboard.verifyWith(await linkFromMail(process.env.AGENTDIR_E2E_DATA_DIR!, email, '/dashboard/verify-email'));
+  await dashboard.signIn(email, password);
+  await expect(dashboard.accountName).toHaveText('Olive Owner');
+
+  // Claim from the dashboard, by the address of the public profile.
+  await dashboard.open('claims');
+  await page.getByTestId('claim-agent').locator('input').fill(`http://127.0.0.1/api/v1/agents/${agent.id}`);
+  await page.getByTestId('claim-submit').click();
+  const card = page.getByTestId('claim-card').filter({ hasText: agent.id });
+  await expect(card).toHaveAttribute('data-status', 'pending');
+  // The proof lives in the repository (the forge's raw file of its default branch), never on github.com itself.
+  const fileUrl = `/gh/${repoOwner}/owned-helper/HEAD/.well-known/agent-directory-claim.txt`;
+  await expect(card.getByTestId('claim-url').first()).toContainText(fileUrl);
+  const token = (await card.getByTestId('claim-token').textContent())!.trim();
+  await expectAccessible(page, 'dashboard-claim-pending');
+
+  // Checked before the file is published: the problem says what was missing.
+  await card.getByTestId('claim-check').click();
+  await expect(card.getByTestId('claim-check-problem')).toContainText('404');
+  await page.screenshot({ path: path.join(shots, 'owner-01-claim-not-yet.png'), fullPage: true });
+
+  published.set(fileUrl, `${token}\n`);
+  await card.getByTestId('claim-check').click();
+  await expect(card).toHaveAttribute('data-status', 'verified');
+  const profile = await (await request.get(`/api/v1/agents/${agent.id}`)).json();
+  expect(profile).toMatchObject({ verified: true, owner: { name: 'Olive Owner' } });
+
+  // Manage the listing: a new tagline shows at once.
+  await dashboard.open('agents');
+  const row = page.locator(`[data-testid="agent-row"][data-agent-id="${agent.id}"]`);
+  await row.getByTestId('agent-manage').click();
+  const dialog = page.getByTestId('owned-agent-dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.getByTestId('owned-agent-tagline').locator('input').fill('Helps owners keep their listings fresh');
+  await expectAccessible(page, 'dashboard-owned-agent-dialog');
+  await page.screenshot({ path: path.join(shots, 'owner-02-manage.png') });
+  await dialog.getByTestId('owned-agent-save').click();
+  await expect(dialog).toBeHidden();
+  expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).tagline).toBe('Helps owners keep their listings fresh');
+
+  // Deprecate it, with a message.
+  await row.getByTestId('agent-manage').click();
+  await dialog.getByTestId('owned-agent-status').getByText('Deprecated', { exact: true }).click();
+  await dialog.getByTestId('owned-agent-status-message').locator('input').fill('Use Owned Helper 2 instead');
+  await dialog.getByTestId('owned-agent-status-save').click();
+  await expect(dialog).toBeHidden();
+  expect(await (await request.get(`/api/v1/agents/${agent.id}`)).json()).toMatchObject({
+    status: 'deprecated',
+    status_message: 'Use Owned Helper 2 instead',
+  });
+  await expect(row).toContainText('deprecated');
+
+  // A new name waits for a moderator.
+  const newName = `Owned Helper Two ${suffix}`;
+  await row.getByTestId('agent-manage').click();
+  await dialog.getByTestId('owned-agent-name').locator('input').fill(newName);
+  await expect(dialog.getByTestId('owned-agent-review-note')).toBeVisible();
+  await expect(dialog.getByTestId('owned-agent-save')).toHaveText('Send for review');
+  await dialog.getByTestId('owned-agent-save').click();
+  await expect(dialog).toBeHidden();
+  expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).name).toBe(agent.name);
+
+  // The moderator approves it in the console.
+  const moderator = await browser.newPage();
+  await signInAsModerator(moderator);
+  await moderator.goto('/console/edit-requests');
+  const requestCard = moderator.getByTestId('edit-request').filter({ hasText: newName });
+  await expect(requestCard.getByTestId('edit-request-owner')).toContainText(email);
+  await requestCard.getByTestId('edit-request-approve').click();
+  await expect(requestCard.getByTestId('edit-request-status')).toHaveText('approved');
+  await moderator.close();
+  expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).name).toBe(newName);
+});
