@@ -1,10 +1,8 @@
 /** Display helpers for agents and their reviews. */
+import { plural } from '../../shared/plural';
 
 export { formatDate, formatDateTime, formatRelative } from '../../shared/dates';
-
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count.toLocaleString()} ${count === 1 ? one : many}`;
-}
+export { plural };
 
 /** "★ 4.25 · 12 reviews", or "No reviews yet". */
 export function ratingText(rating: { average: number | null; count: number }): string {

@@ -12,6 +12,4 @@ export function shortUrl(raw: string): string {
   }
 }
 
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count.toLocaleString()} ${count === 1 ? one : many}`;
-}
+export { plural } from '../../shared/plural';
