@@ -6,7 +6,6 @@
 
 const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const DATE_TIME_SECONDS = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-const DATE = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
 const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 
 /** "Nov 25, 2026, 2:05 PM" (or "25 Nov 2026, 14:05"); "—" for none. */
@@ -17,11 +16,6 @@ export function formatDateTime(iso: string | null | undefined): string {
 /** The same with seconds, where order within a minute matters (audit entries, delivery attempts). */
 export function formatDateTimeSeconds(iso: string | null | undefined): string {
   return iso ? DATE_TIME_SECONDS.format(new Date(iso)) : '—';
-}
-
-/** "Nov 25, 2026"; "—" for none. */
-export function formatDate(iso: string | null | undefined): string {
-  return iso ? DATE.format(new Date(iso)) : '—';
 }
 
 const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { expect, test, type APIRequestContext } from '@playwright/test';
 import { AuditLogPage } from './pages/audit-log-page';
 import { mockProcedures, serverError, settled, trpc } from './pages/console-api';
+import { expectRelativeTime } from './pages/date-time';
 
 const adminToken = process.env.AGENTDIR_E2E_ADMIN_TOKEN!;
 const shot = (name: string) => path.join('test-results', 'screenshots', name);
@@ -50,6 +51,8 @@ test.describe('audit log', () => {
     await expect(audit.column('audit-actor')).toHaveText(['admin-token', 'admin-token']);
     await expect(audit.column('audit-changes')).toHaveText(['revoked_at', 'Created with 6 fields']);
     await expect(page.getByTestId('audit-entity-link')).toHaveText([key.id, key.id]);
+    // When: relative, the absolute time (to the second) in the tooltip.
+    await expectRelativeTime(audit.column('audit-when').first(), { seconds: true });
 
     // The revoke in the drawer: revoked_at changed from null, the rest unchanged.
     await audit.rows.first().click();
@@ -57,6 +60,7 @@ test.describe('audit log', () => {
     await expect(audit.drawer.getByTestId('drawer-action')).toHaveText('key.revoke');
     await expect(audit.drawer.getByTestId('drawer-actor')).toHaveText('admin-token');
     await expect(audit.drawer.getByTestId('drawer-entity-link')).toHaveText(key.id);
+    await expectRelativeTime(audit.drawer.getByTestId('drawer-when').locator('time'), { seconds: true });
     await expect(audit.diffRow('revoked_at')).toHaveAttribute('data-kind', 'changed');
     await expect(audit.diffRow('revoked_at').getByTestId('diff-before')).toHaveText('null');
     await expect(audit.diffRow('revoked_at').getByTestId('diff-after')).toHaveText(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/);

@@ -8,6 +8,7 @@ import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
 import { createServices } from '../../src-api/services';
 import { mockProcedures, serverError, settled } from './pages/console-api';
+import { expectRelativeTime } from './pages/date-time';
 import { SubmissionsPage } from './pages/submissions-page';
 
 const adminToken = process.env.AGENTDIR_E2E_ADMIN_TOKEN!;
@@ -91,6 +92,8 @@ test.describe('submissions queue', () => {
     await expect(queue.detailName).toHaveText(name);
     await expect(queue.detailStatus).toHaveText('pending');
     await expect(page.getByTestId('detail-contact-email')).toHaveText(`maintainer+nimbus-${tag}@example.com`);
+    // Dates in the detail pane read as in the list: relative, the absolute time in the tooltip.
+    await expectRelativeTime(page.getByTestId('submission-submitted'));
     const source = page.getByTestId('detail-source-link');
     await expect(source).toHaveAttribute('href', `https://nimbus-${tag}.example.com/agent`);
     await expect(source).toHaveAttribute('target', '_blank');

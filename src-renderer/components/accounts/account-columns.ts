@@ -2,7 +2,7 @@ import { NButton, NCheckbox, NPopconfirm, NTag, type DataTableColumns } from 'na
 import { h } from 'vue';
 import { RouterLink } from 'vue-router';
 import type { AccountRole } from '../../../src-api/modules/accounts/accounts.table';
-import { localTime } from '../../shared/relative-time';
+import DateTime from '../../shared/DateTime.vue';
 import type { ConsoleAccount } from '../../stores/accounts-store';
 
 export interface AccountColumnsOptions {
@@ -66,7 +66,7 @@ export function accountColumns({ selfId, busy, setRole, setDisabled }: AccountCo
       title: 'Created',
       key: 'created_at',
       width: 110,
-      render: (account) => h('span', { class: 'nowrap', title: localTime(account.created_at) }, account.created_at.slice(0, 10)),
+      render: (account) => h(DateTime, { class: 'nowrap', iso: account.created_at }),
     },
     {
       title: '',

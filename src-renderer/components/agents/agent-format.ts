@@ -1,7 +1,6 @@
 /** Display helpers for agents and their reviews. */
 import { plural } from '../../shared/plural';
 
-export { formatDate, formatDateTime, formatRelative } from '../../shared/dates';
 export { plural };
 
 /** "★ 4.25 · 12 reviews", or "No reviews yet". */

@@ -29,8 +29,6 @@ export function formatPValue(p: number | undefined): string {
   return p < 0.1 ? p.toFixed(3) : p.toFixed(2);
 }
 
-export { formatDate, formatDateTime } from '../../shared/dates';
-
 /** The first words of a text, on one line. */
 export function excerpt(text: string, length = 110): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -1,7 +1,5 @@
 /** Small display helpers shared by the moderation queues. */
 
-export { formatDateTime, formatRelative } from '../../shared/dates';
-
 /** "github.com/acme/tool" for display; the raw text when it is not a URL. */
 export function shortUrl(raw: string): string {
   try {

@@ -67,7 +67,7 @@ export class AuditLogPage {
     await expect(this.page.locator('.n-date-panel')).toBeHidden();
   }
 
-  column(testId: 'audit-actor' | 'audit-action' | 'audit-changes' | 'audit-entity-name'): Locator {
+  column(testId: 'audit-when' | 'audit-actor' | 'audit-action' | 'audit-changes' | 'audit-entity-name'): Locator {
     return this.rows.getByTestId(testId);
   }
 
