@@ -16,6 +16,8 @@ export interface PagedQueueOptions<T> {
   beforeSelect?(id: string | null): void;
   /** After a reload replaced the rows: a store drops state about rows that are gone. */
   afterReload?(rows: readonly T[]): void;
+  /** After `removeRows` took rows out of the list: a store drops state about them. */
+  afterRemove?(gone: ReadonlySet<string>): void;
 }
 
 /**
@@ -100,6 +102,30 @@ export function usePagedQueue<T extends { id: string }>(options: PagedQueueOptio
     if (to >= rows.value.length - 10) void loadMore();
   }
 
+  /** Takes decided rows out of a tab they no longer belong to, keeping the selection at the same place. */
+  function removeRows(ids: readonly string[]): void {
+    const gone = new Set(ids);
+    const index = selectedIndex.value;
+    const remaining = rows.value.filter((row) => !gone.has(row.id));
+    if (selectedId.value && gone.has(selectedId.value)) {
+      const before = rows.value.slice(0, index).filter((row) => !gone.has(row.id)).length;
+      selectedId.value = remaining[Math.min(before, remaining.length - 1)]?.id ?? null;
+    }
+    total.value = Math.max(0, total.value - (rows.value.length - remaining.length));
+    rows.value = remaining;
+    options.afterRemove?.(gone);
+    if (rows.value.length < 20) void loadMore();
+  }
+
+  /** Puts a row back at `index` (an undone removal), unless it is there already. */
+  function restoreRow(row: T, index: number): void {
+    if (rows.value.some((other) => other.id === row.id)) return;
+    const next = [...rows.value];
+    next.splice(index < 0 ? 0 : Math.min(index, next.length), 0, row);
+    rows.value = next;
+    total.value += 1;
+  }
+
   function replaceRow(next: T): void {
     rows.value = rows.value.map((row) => (row.id === next.id ? next : row));
   }
@@ -133,6 +159,10 @@ export function usePagedQueue<T extends { id: string }>(options: PagedQueueOptio
     select,
     moveSelection,
     replaceRow,
+    removeRows,
+    restoreRow,
     whileBusy,
   };
 }
+
+export type PagedQueue<T extends { id: string }> = ReturnType<typeof usePagedQueue<T>>;

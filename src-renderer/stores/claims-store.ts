@@ -1,7 +1,8 @@
 import type { inferRouterOutputs } from '@trpc/server';
 import { defineStore } from 'pinia';
-import { ref } from 'vue';
+import { ref, shallowRef, watch } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
+import { useHeldDecisions } from '../composables/use-held-decisions';
 import { usePagedQueue } from '../composables/use-paged-queue';
 import { toConsoleError, trpc } from '../trpc';
 import { isConflict, type ActionOutcome, type ConflictNotice } from './submissions-store';
@@ -21,10 +22,13 @@ export interface CheckReport {
 }
 
 /**
- * The claims queue: one status tab at a time, paged as the list scrolls, the
- * selected claim and the outcome of the last check. Decided claims stay in
- * the list (with their new status) until the next reload, so the moderator
- * sees what happened.
+ * The claims queue: one status tab at a time, each agent's claims together
+ * (competing claims side by side), paged as the list scrolls, the selected
+ * claim, the other claims on its agent and the outcome of the last check.
+ * Verifying and rejecting are held 5 s with an undo (as in the submissions
+ * queue); the row leaves at once. After any action the agent's claims are
+ * fetched again: verifying one rejects the others on the server, and those
+ * show as rejected at once, never as pending with buttons.
  */
 export const useClaimsStore = defineStore('claims', () => {
   const status = ref<ClaimStatus>('pending');
@@ -33,7 +37,7 @@ export const useClaimsStore = defineStore('claims', () => {
   const checkReport = ref<CheckReport | null>(null);
   const queue = usePagedQueue<QueueClaim>({
     fetchPage: async (page, limit) => {
-      const result = await trpc.claims.list.query({ status: status.value, page, limit });
+      const result = await trpc.claims.list.query({ status: status.value, page, limit, group_by_agent: true });
       return { items: result.claims, total: result.total };
     },
     beforeSelect: (id) => {
@@ -42,6 +46,35 @@ export const useClaimsStore = defineStore('claims', () => {
     },
   });
   const { rows, selectedId, busyIds, replaceRow } = queue;
+  /** Every claim on the selected claim's agent but the selected one, any status. */
+  const competitors = shallowRef<QueueClaim[]>([]);
+  let competitorsFor = '';
+
+  /**
+   * Fetches the claims on an agent again: they replace their rows (a claim rejected on the server because
+   * a competing one was verified shows as rejected) and, for the selected agent, the competitors.
+   */
+  async function refreshAgent(agentId: string): Promise<void> {
+    try {
+      const result = await trpc.claims.list.query({ agent_id: agentId, page: 1, limit: 100, group_by_agent: true });
+      for (const claim of result.claims) replaceRow(claim);
+      if (queue.selected.value?.agent_id === agentId) competitors.value = result.claims.filter((claim) => claim.id !== selectedId.value);
+    } catch {
+      // The list keeps what it shows; the next action or reload tries again.
+    }
+  }
+
+  watch([() => queue.selected.value?.agent_id, selectedId], ([agentId]) => {
+    if (!agentId) {
+      competitors.value = [];
+      competitorsFor = '';
+      return;
+    }
+    if (competitorsFor !== agentId) competitors.value = [];
+    else competitors.value = competitors.value.filter((claim) => claim.id !== selectedId.value);
+    competitorsFor = agentId;
+    void refreshAgent(agentId);
+  });
 
   async function loadCounts(): Promise<void> {
     try {
@@ -84,6 +117,7 @@ export const useClaimsStore = defineStore('claims', () => {
         const value = await action();
         replaceRow(value);
         void loadCounts();
+        await refreshAgent(value.agent_id);
         if (conflict.value?.id === id) conflict.value = null;
         return { ok: true, value };
       } catch (cause) {
@@ -125,6 +159,16 @@ export const useClaimsStore = defineStore('claims', () => {
     return runAction(claim, () => trpc.claims.reject.mutate({ id: claim.id, reason, expectedVersion: claim.version }));
   }
 
+  const held = useHeldDecisions({ queue, reloadItem });
+
+  /**
+   * Verify by hand or reject with a short window to take it back: the row leaves the list at once, the
+   * decision is sent when the window ends (resolving to its outcome), or never if undone first ('undone').
+   */
+  function decideLater(claim: QueueClaim, decision: 'verify' | 'reject', text: string): Promise<ActionOutcome<QueueClaim> | 'undone'> {
+    return held.decideLater(claim, () => (decision === 'verify' ? verifyManually(claim, text) : reject(claim, text)));
+  }
+
   return {
     status,
     rows,
@@ -139,6 +183,7 @@ export const useClaimsStore = defineStore('claims', () => {
     busyIds,
     conflict,
     checkReport,
+    competitors,
     reload,
     loadMore: queue.loadMore,
     setStatus,
@@ -148,5 +193,11 @@ export const useClaimsStore = defineStore('claims', () => {
     verifyNow,
     verifyManually,
     reject,
+    decideLater,
+    undoDecision: held.undoDecision,
+    undoLatestDecision: held.undoLatestDecision,
+    sendHeldDecisions: held.sendHeldDecisions,
+    holdingDecisions: held.holdingDecisions,
+    undoWindowMs: held.undoWindowMs,
   };
 });

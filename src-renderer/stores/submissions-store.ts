@@ -2,8 +2,8 @@ import type { inferRouterOutputs } from '@trpc/server';
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
+import { useHeldDecisions } from '../composables/use-held-decisions';
 import { usePagedQueue } from '../composables/use-paged-queue';
-import { createUndoWindow } from '../shared/undo/undo-window';
 import { toConsoleError, trpc, type ConsoleError } from '../trpc';
 
 type Outputs = inferRouterOutputs<AppRouter>['submissions'];
@@ -58,8 +58,11 @@ export const useSubmissionsStore = defineStore('submissions', () => {
       const present = new Set(loaded.map((row) => row.id));
       checkedIds.value = checkedIds.value.filter((id) => present.has(id));
     },
+    afterRemove: (gone) => {
+      checkedIds.value = checkedIds.value.filter((id) => !gone.has(id));
+    },
   });
-  const { rows, total, selectedId, selectedIndex, replaceRow, loadMore } = queue;
+  const { rows, total, selectedId, selectedIndex, replaceRow, removeRows, loadMore } = queue;
 
   const checkedRows = computed(() => {
     const checked = new Set(checkedIds.value);
@@ -106,21 +109,6 @@ export const useSubmissionsStore = defineStore('submissions', () => {
 
   function toggleChecked(id: string): void {
     checkedIds.value = checkedIds.value.includes(id) ? checkedIds.value.filter((other) => other !== id) : [...checkedIds.value, id];
-  }
-
-  /** Takes decided rows out of a tab they no longer belong to, keeping the selection at the same place. */
-  function removeRows(ids: readonly string[]): void {
-    const gone = new Set(ids);
-    const index = selectedIndex.value;
-    const remaining = rows.value.filter((row) => !gone.has(row.id));
-    if (selectedId.value && gone.has(selectedId.value)) {
-      const before = rows.value.slice(0, index).filter((row) => !gone.has(row.id)).length;
-      selectedId.value = remaining[Math.min(before, remaining.length - 1)]?.id ?? null;
-    }
-    total.value = Math.max(0, total.value - (rows.value.length - remaining.length));
-    rows.value = remaining;
-    checkedIds.value = checkedIds.value.filter((id) => !gone.has(id));
-    if (rows.value.length < 20) void loadMore();
   }
 
   /** After a decision: the row leaves the tab when its status no longer matches. */
@@ -188,7 +176,7 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     return outcome;
   }
 
-  const undoWindow = createUndoWindow();
+  const held = useHeldDecisions({ queue, reloadItem });
 
   /**
    * Approve or reject with a short window to take it back: the row leaves the list at once, the decision is
@@ -199,34 +187,7 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     decision: 'approve' | 'reject',
     reason = '',
   ): Promise<ActionOutcome<QueueSubmission> | 'undone'> {
-    const index = rows.value.findIndex((row) => row.id === submission.id);
-    const wasSelected = selectedId.value === submission.id;
-    removeRows([submission.id]);
-    const putBack = () => {
-      if (rows.value.some((row) => row.id === submission.id)) return;
-      const next = [...rows.value];
-      next.splice(index < 0 ? 0 : Math.min(index, next.length), 0, submission);
-      rows.value = next;
-      total.value += 1;
-      if (wasSelected) queue.select(submission.id);
-    };
-    return new Promise((resolve) => {
-      undoWindow.hold(
-        submission.id,
-        async () => {
-          const outcome = decision === 'approve' ? await approve(submission) : await reject(submission, reason);
-          if (!outcome.ok) {
-            putBack();
-            if (outcome.conflict) await reloadItem(submission.id);
-          }
-          resolve(outcome);
-        },
-        () => {
-          putBack();
-          resolve('undone');
-        },
-      );
-    });
+    return held.decideLater(submission, () => (decision === 'approve' ? approve(submission) : reject(submission, reason)));
   }
 
   /** Bulk decisions on the checked rows, each with the version shown; the answer has one result per item. */
@@ -291,11 +252,11 @@ export const useSubmissionsStore = defineStore('submissions', () => {
     approve,
     reject,
     decideLater,
-    undoDecision: undoWindow.undo,
-    undoLatestDecision: undoWindow.undoLatest,
-    sendHeldDecisions: undoWindow.flush,
-    holdingDecisions: undoWindow.holding,
-    undoWindowMs: undoWindow.windowMs,
+    undoDecision: held.undoDecision,
+    undoLatestDecision: held.undoLatestDecision,
+    sendHeldDecisions: held.sendHeldDecisions,
+    holdingDecisions: held.holdingDecisions,
+    undoWindowMs: held.undoWindowMs,
     update,
     bulkDecide,
     nameOf,

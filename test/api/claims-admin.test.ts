@@ -111,6 +111,37 @@ describe('claims.list, counts and get', () => {
   });
 });
 
+describe('claims.list grouped by agent', () => {
+  it('puts competing claims on one agent side by side and counts them; after one is verified the others are rejected', async () => {
+    const first = await pendingClaim();
+    const other = await pendingClaim();
+    const rival = await server.post('/claims', {
+      agent_id: first.agentId,
+      claimant_name: 'Mallory Rival',
+      claimant_email: 'm@example.com',
+    });
+    expect(rival.status).toBe(201);
+    const rivalClaim = await json(rival);
+
+    // Newest first, the rival's claim is separated from the first one by the other agent's claim; grouped, they are together.
+    const flat = (await query('claims.list', { status: 'pending', limit: 100 })).data.claims.map((c: { id: string }) => c.id);
+    expect(flat.slice(0, 3)).toEqual([rivalClaim.id, other.claim.id, first.claim.id]);
+    const grouped = (await query('claims.list', { status: 'pending', limit: 100, group_by_agent: true })).data.claims;
+    expect(grouped.slice(0, 3).map((c: { id: string }) => c.id)).toEqual([rivalClaim.id, first.claim.id, other.claim.id]);
+    expect(grouped.slice(0, 3).map((c: { competing_claims: number }) => c.competing_claims)).toEqual([1, 1, 0]);
+    expect((await query('claims.get', { id: first.claim.id })).data.competing_claims).toBe(1);
+
+    const verified = await mutate('claims.verifyManually', { id: first.claim.id, expectedVersion: 1 });
+    expect(verified.data).toMatchObject({ status: 'verified', competing_claims: 0 });
+    const superseded = (await query('claims.list', { agent_id: first.agentId, limit: 100, group_by_agent: true })).data.claims;
+    expect(superseded.map((c: { id: string; status: string }) => [c.id, c.status])).toEqual([
+      [rivalClaim.id, 'rejected'],
+      [first.claim.id, 'verified'],
+    ]);
+    expect(await auditActions(rivalClaim.id)).toEqual(['system claim.reject']);
+  });
+});
+
 describe('claims.verifyNow', () => {
   it('reports a failed check as 422 verification_failed, keeps it in last_check, then verifies once the token is served', async () => {
     const { agentId, claim } = await pendingClaim();

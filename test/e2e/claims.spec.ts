@@ -142,7 +142,11 @@ test.describe('claims', () => {
 
     expect(await agentVerified(request, agentId)).toBe(true);
     expect((await (await request.get(`/api/v1/claims/${claim.id}`)).json()).status).toBe('verified');
-    expect((await auditActions(request, claim.id)).sort()).toEqual(['admin-token claim.check', 'admin-token claim.check', 'admin-token claim.verify']);
+    expect((await auditActions(request, claim.id)).sort()).toEqual([
+      'admin-token claim.check',
+      'admin-token claim.check',
+      'admin-token claim.verify',
+    ]);
   });
 
   test('a claim checked meanwhile is not decided on stale data; verifying by hand then works', async ({ page, request }) => {
@@ -173,7 +177,9 @@ test.describe('claims', () => {
     await claims.verifyManually.click();
     await claims.manualNote.fill('Confirmed by e-mail from the repository owner');
     await claims.manualConfirm.click();
-    await expect(claims.status).toHaveText('verified');
+    // Held for the undo window, then sent: the row leaves the pending tab at once.
+    await expect(claims.row(claim.id)).toHaveCount(0);
+    await expect(page.getByText('Verified by hand:')).toBeVisible();
     await expect(claims.conflictWarning).toBeHidden();
     expect(await agentVerified(request, agentId)).toBe(true);
     const audit = await trpc<{ entries: { action: string; after: { verified_by?: string; note?: string } }[] }>(request, 'audit.list', {
@@ -200,6 +206,22 @@ test.describe('claims', () => {
     await page.screenshot({ path: shot('15-claims-reject-dialog.png') });
     await claims.rejectConfirm.click();
     await expect(claims.rejectDialog).toBeHidden();
+    // Held with an Undo: taken back, nothing reaches the server and the claim is back, selected.
+    await expect(claims.row(claim.id)).toHaveCount(0);
+    await page.getByTestId('undo-decision').click();
+    await expect(claims.row(claim.id)).toHaveCount(1);
+    await expect(claims.detail).toHaveAttribute('data-id', claim.id);
+    await expect(page.getByText('stays pending')).toBeVisible();
+    expect((await (await request.get(`/api/v1/claims/${claim.id}`)).json()).status).toBe('pending');
+
+    await claims.reject.click();
+    await claims.rejectReason.fill('The e-mail address does not belong to the project');
+    await claims.rejectConfirm.click();
+    await expect(claims.row(claim.id)).toHaveCount(0);
+    await expect(page.getByText(/Claim on ".*" rejected\./)).toBeVisible();
+    await page.getByTestId('claims-tab-rejected').click();
+    await claims.expectSettled();
+    await claims.select(claim.id);
     await expect(claims.status).toHaveText('rejected');
     await expect(page.getByTestId('claim-reason')).toContainText('does not belong to the project');
 
@@ -217,6 +239,125 @@ test.describe('claims', () => {
     await claims.expectSettled();
     await expect(claims.view).toHaveAttribute('data-status', 'verified');
     await page.screenshot({ path: shot('16-claims-verified-tab.png') });
+  });
+
+  test('competing claims on one agent sit together; verifying one by hand (undone once with z) rejects the other at once', async ({
+    page,
+    request,
+  }) => {
+    servedTokens = [];
+    const { name, agentId, claim: first } = await claimedAgent(request, 'Contested Beacon');
+    const { claim: elsewhere } = await claimedAgent(request, 'Quiet Neighbour');
+    const rival: NewClaim = await publicPost(request, '/claims', {
+      agent_id: agentId,
+      claimant_name: 'Mallory Rival',
+      claimant_email: `mallory+${unique()}@example.com`,
+    });
+
+    const claims = new ClaimsPage(page);
+    await claims.open(adminToken);
+    // Newest first would put the other agent's claim between them; grouped by agent they are neighbours.
+    const ids = await claims.rows.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id')));
+    expect(ids.indexOf(first.id)).toBe(ids.indexOf(rival.id) + 1);
+    expect(ids.indexOf(elsewhere.id)).toBeGreaterThan(ids.indexOf(first.id));
+    await expect(claims.row(rival.id)).toHaveAttribute('data-group', 'first');
+    await expect(claims.row(first.id)).toHaveAttribute('data-group', 'last');
+    await expect(claims.row(first.id).getByTestId('claim-competing')).toHaveText('2 competing');
+    await expect(claims.row(elsewhere.id).getByTestId('claim-competing')).toHaveCount(0);
+
+    // A failed check first (nothing served): red in the pending tab, with the reason as recorded.
+    await claims.select(first.id);
+    await claims.verifyNow.click();
+    await expect(claims.verifyResult).toHaveAttribute('data-ok', 'false');
+    await expect(claims.row(first.id)).toContainText('check failed · HTTP 404');
+    await expect(page.getByTestId('claim-proof-result').first()).toContainText('Well-known file');
+    await expect(page.getByTestId('claim-proof-result').first()).toContainText('HTTP 404');
+
+    // The other claim on the agent is listed beside the evidence.
+    const competitor = page.getByTestId('claim-competitor');
+    await expect(competitor).toHaveCount(1);
+    await expect(competitor).toHaveAttribute('data-id', rival.id);
+    await expect(competitor).toHaveAttribute('data-status', 'pending');
+    await expect(page.getByTestId('claim-competitors')).toContainText('verifying one rejects the other pending ones');
+    await page.mouse.move(0, 0);
+    await settled(page);
+    await page.screenshot({ path: shot('19-claims-competing.png') });
+
+    // Verify by hand with the keyboard, then take it back with z: nothing was sent.
+    await page.keyboard.press('m');
+    await claims.manualNote.fill('Known maintainer');
+    await claims.manualConfirm.click();
+    await expect(claims.row(first.id)).toHaveCount(0);
+    await expect(page.getByTestId('undo-decision')).toBeVisible();
+    await expect(page.getByText('1 competing claim will be rejected')).toBeVisible();
+    await page.keyboard.press('z');
+    await expect(claims.row(first.id)).toHaveCount(1);
+    await expect(claims.detail).toHaveAttribute('data-id', first.id);
+    expect((await (await request.get(`/api/v1/claims/${first.id}`)).json()).status).toBe('pending');
+
+    // Again, and let it go: the rival claim is rejected on the server and the list shows it so at once.
+    await page.keyboard.press('m');
+    await claims.manualNote.fill('Known maintainer');
+    await claims.manualConfirm.click();
+    await expect(claims.row(first.id)).toHaveCount(0);
+    await expect(page.getByText(`Verified by hand: ${name}.`)).toBeVisible();
+    await expect(claims.row(rival.id)).toContainText('rejected');
+    await claims.select(rival.id);
+    await expect(claims.status).toHaveText('rejected');
+    await expect(page.getByTestId('claim-reason')).toContainText(`Another ownership claim for this agent was verified (${first.id})`);
+    await expect(claims.verifyNow).toHaveCount(0);
+    await expect(claims.reject).toHaveCount(0);
+    await expect(competitor).toHaveAttribute('data-status', 'verified');
+    await page.mouse.move(0, 0);
+    await settled(page);
+    await page.screenshot({ path: shot('20-claims-competitor-rejected.png') });
+    expect(await agentVerified(request, agentId)).toBe(true);
+    expect(await auditActions(request, rival.id)).toEqual(['system claim.reject']);
+
+    // In the verified tab the claim verified by hand after a failed check carries no red "check failed".
+    await page.getByTestId('claims-tab-verified').click();
+    await claims.expectSettled();
+    await claims.select(first.id);
+    await expect(claims.row(first.id)).toContainText('verified by hand');
+    await expect(claims.row(first.id)).not.toContainText('check failed');
+    await expect(page.getByTestId('claim-check-badge')).toHaveText('verified by hand');
+    await expect(claims.detail.locator('.n-tag--error-type')).toHaveCount(0);
+    await page.mouse.move(0, 0);
+    await settled(page);
+    await page.screenshot({ path: shot('21-claims-verified-by-hand.png') });
+  });
+
+  test('a DNS failure is reported as one, never as "token not found"', async ({ page, request }) => {
+    const tag = unique();
+    // .invalid never resolves (RFC 2606): both the well-known fetch and the TXT lookup fail in DNS.
+    const submission = await publicPost(request, '/submit', {
+      name: `Unresolvable Relay ${tag}`,
+      tagline: 'Lives on a name nobody can resolve',
+      source_url: `http://relay-${tag}.invalid/agent`,
+    });
+    const approved = await trpc<{ agent_id: string }>(request, 'submissions.approve', { id: submission.id }, 'mutation');
+    const claim: NewClaim = await publicPost(request, '/claims', {
+      agent_id: approved.agent_id,
+      claimant_name: 'Dora Resolver',
+      claimant_email: `dora+${tag}@example.com`,
+    });
+
+    const claims = new ClaimsPage(page);
+    await claims.open(adminToken);
+    await claims.select(claim.id);
+    await claims.verifyNow.click();
+    await expect(claims.verifyResult).toHaveAttribute('data-ok', 'false', { timeout: 20_000 });
+    const toast = page.locator('.n-message').filter({ hasText: 'Verification failed' });
+    await expect(toast).toContainText('DNS');
+    await expect(toast).not.toContainText('token');
+    await expect(claims.row(claim.id)).toContainText(/check failed · (DNS error|DNS timed out)/);
+    const results = page.getByTestId('claim-proof-result');
+    await expect(results.filter({ hasText: 'Well-known file' })).toContainText(/DNS error|DNS timed out/);
+    await expect(results.filter({ hasText: 'DNS TXT record' })).toContainText(/no TXT record|DNS error|DNS timed out/);
+    await expect(claims.lastCheck).not.toContainText('token not found');
+    await page.mouse.move(0, 0);
+    await settled(page);
+    await page.screenshot({ path: shot('22-claims-dns-failure.png') });
   });
 
   test('an empty queue and a failed load say so', async ({ page }) => {

@@ -128,12 +128,16 @@ export type NewClaim = z.infer<typeof newClaimSchema>;
 export const listClaimsQuerySchema = pageQuerySchema.extend({
   status: claimStatusSchema.optional(),
   agent_id: idParamSchema.optional(),
+  /** Competing claims side by side: the agents with the newest claims first, each agent's claims together, newest first. */
+  group_by_agent: z.boolean().optional(),
 });
 export type ListClaimsQuery = z.infer<typeof listClaimsQuerySchema>;
 
 /** The console's view of a claim: everything, including the token, the e-mail address and the version. */
 export interface AdminClaim extends Omit<NewClaim, 'verification'> {
   agent_name: string | null;
+  /** Other pending claims on the same agent: verifying one rejects the others. */
+  competing_claims: number;
   verification: Omit<NewClaim['verification'], 'instructions'>;
   version: number;
 }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, ne, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import {
   AppError,
@@ -125,10 +125,28 @@ export function createClaimsService({
 
   const agentNameOf = (agentId: string): string | null => agents.findRow(agentId)?.name ?? null;
 
-  const toAdminClaim = (row: ClaimRow): AdminClaim => {
-    const { instructions: _instructions, ...verification } = toNewClaim(row).verification;
-    return { ...toNewClaim(row), agent_name: agentNameOf(row.agentId), verification, version: row.version };
+  /** Pending claims per agent, for the agents of `rows`. */
+  const pendingByAgent = (rows: readonly ClaimRow[]): Map<string, number> => {
+    const agentIds = [...new Set(rows.map((row) => row.agentId))];
+    if (agentIds.length === 0) return new Map();
+    const counted = db
+      .select({ agentId: claims.agentId, n: count() })
+      .from(claims)
+      .where(and(eq(claims.status, 'pending'), inArray(claims.agentId, agentIds)))
+      .groupBy(claims.agentId)
+      .all();
+    return new Map(counted.map((entry) => [entry.agentId, entry.n]));
   };
+
+  const toAdminClaims = (rows: readonly ClaimRow[]): AdminClaim[] => {
+    const pending = pendingByAgent(rows);
+    return rows.map((row) => {
+      const { instructions: _instructions, ...verification } = toNewClaim(row).verification;
+      const competing = (pending.get(row.agentId) ?? 0) - (row.status === 'pending' ? 1 : 0);
+      return { ...toNewClaim(row), agent_name: agentNameOf(row.agentId), competing_claims: competing, verification, version: row.version };
+    });
+  };
+  const toAdminClaim = (row: ClaimRow): AdminClaim => toAdminClaims([row])[0]!;
 
   /** Writes `changes`, bumping version and updated_at. Call inside a transaction. */
   const writeChanges = (current: ClaimRow, changes: Partial<ClaimRow>): ClaimRow => {
@@ -359,22 +377,31 @@ export function createClaimsService({
 
     // ── Console (moderators) ────────────────────────────────────────────────
 
-    /** Claims, newest first, optionally of one status or agent. */
+    /** Claims, newest first (or grouped by agent), optionally of one status or agent. */
     list(query: ListClaimsQuery): Page<AdminClaim> {
       const filters: SQL[] = [];
       if (query.status) filters.push(eq(claims.status, query.status));
       if (query.agent_id) filters.push(eq(claims.agentId, query.agent_id));
       const where = filters.length ? and(...filters) : undefined;
+      // An agent's place is that of its newest claim (of the same status), so its claims stay together across pages.
+      const groupOrder = query.group_by_agent
+        ? [
+            sql`(select max(other.created_at) from ${claims} as other where other.agent_id = ${claims.agentId}${
+              query.status ? sql` and other.status = ${claims.status}` : sql``
+            }) desc`,
+            claims.agentId,
+          ]
+        : [];
       const rows = db
         .select()
         .from(claims)
         .where(where)
-        .orderBy(desc(claims.createdAt), desc(claims.id))
+        .orderBy(...groupOrder, desc(claims.createdAt), desc(claims.id))
         .limit(query.limit)
         .offset((query.page - 1) * query.limit)
         .all();
       const total = db.select({ n: count() }).from(claims).where(where).get()?.n ?? 0;
-      return { items: rows.map(toAdminClaim), page: query.page, limit: query.limit, total };
+      return { items: toAdminClaims(rows), page: query.page, limit: query.limit, total };
     },
 
     /** Everything about a claim, token and e-mail address included. */
