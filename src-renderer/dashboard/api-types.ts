@@ -154,6 +154,18 @@ export interface EditRequestReceipt {
   status: 'pending';
 }
 
+/** A review of an agent as GET /agents/{id}/reviews lists it, with the owner's reply. */
+export interface AgentReview {
+  id: string;
+  agent_id: string;
+  rating: number;
+  comment: string | null;
+  reviewer_name: string | null;
+  verified_reviewer: boolean;
+  created_at: string;
+  reply: { body: string; created_at: string; updated_at: string } | null;
+}
+
 /** A page of a list endpoint, whatever its items are called on the wire. */
 export interface ListPage<T> {
   items: T[];

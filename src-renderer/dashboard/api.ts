@@ -9,6 +9,7 @@ import type {
   IssuedKey,
   NewsletterSubscription,
   ListPage,
+  AgentReview,
   OwnedAgent,
   OwnedAgentPatch,
   EditRequestReceipt,
@@ -163,6 +164,12 @@ export const api = {
       request<OwnedAgent | EditRequestReceipt>('PATCH', `/me/agents/${id(agentId)}`, { body: patch }),
     setStatus: (agentId: string, status: 'active' | 'deprecated', message?: string) =>
       request<OwnedAgent>('POST', `/me/agents/${id(agentId)}/status`, { body: { status, ...(message ? { message } : {}) } }),
+    /** The public reviews of the agent, newest first, each with the owner's reply. */
+    reviews: (agentId: string, query: { page?: number; limit?: number } = {}) =>
+      list<AgentReview>(`/agents/${id(agentId)}/reviews`, 'reviews', query),
+    /** 201 with the review and its reply; replying again replaces the reply. */
+    reply: (agentId: string, reviewId: string, body: string) =>
+      request<AgentReview>('POST', `/me/agents/${id(agentId)}/reviews/${id(reviewId)}/reply`, { body: { body } }),
   },
 };
 

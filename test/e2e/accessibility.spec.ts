@@ -2,7 +2,7 @@ import { expect, test, type APIRequestContext, type Page } from '@playwright/tes
 import { expectAccessible } from './pages/accessibility';
 import { DashboardPage, linkFromMail } from './pages/dashboard-page';
 import { createConsoleAccount } from './pages/console-accounts';
-import { signInAsModerator, trpc, uniqueSuffix } from './pages/directory-fixtures';
+import { importAgents, signInAsModerator, testAgent, trpc, uniqueSuffix } from './pages/directory-fixtures';
 import { SignInPage } from './pages/sign-in-page';
 
 /**
@@ -296,5 +296,43 @@ test.describe('the developer dashboard', () => {
       await expect(page.getByTestId('page-title')).toBeVisible();
       await expectAccessible(page, `dashboard-${screen}`);
     }
+  });
+
+  test("an owner's agents: the reviews dialog and its reply form", async ({ page, request }) => {
+    test.setTimeout(60_000);
+    const dashboard = new DashboardPage(page);
+    const email = `a11y-owner-${uniqueSuffix()}@example.com`;
+    const password = 'a long passphrase for a11y';
+    await dashboard.signUp({ name: 'Grace Owner', email, password });
+    await page.goto(await linkFromMail(dataDir, email, '/dashboard/verify-email'));
+    await page.getByTestId('verify-sign-in').click();
+    await dashboard.signIn(email, password);
+    await expect(page).toHaveURL(/\/dashboard\/keys/);
+
+    // An agent this account owns: claimed signed in, verified by a moderator; and a review of it.
+    const agent = testAgent('A11y Owned');
+    importAgents([agent]);
+    const claimed = await page.request.post('/api/v1/claims', {
+      data: { agent_id: agent.id, claimant_name: 'Grace Owner', claimant_email: email },
+    });
+    expect(claimed.status(), await claimed.text()).toBe(201);
+    await trpc(request, 'claims.verifyManually', { id: (await claimed.json()).id, note: 'accessibility check' }, 'mutation');
+    const reviewed = await request.post(`/api/v1/agents/${agent.id}/reviews`, {
+      data: { rating: 4, comment: 'Works well with screen readers.', reviewer_name: 'Axe Tester' },
+    });
+    expect(reviewed.status(), await reviewed.text()).toBe(201);
+
+    await dashboard.open('agents');
+    const row = page.locator(`[data-testid="agent-row"][data-agent-id="${agent.id}"]`);
+    await row.getByTestId('agent-reviews').click();
+    const dialog = page.getByTestId('agent-reviews-dialog');
+    await expect(dialog.getByTestId('agent-review')).toHaveCount(1);
+    await expectAccessible(page, 'dashboard-agent-reviews-dialog');
+    await dialog.getByTestId('agent-review-reply-start').click();
+    await dialog.getByTestId('agent-review-reply-input').locator('textarea').fill('Thank you!');
+    await expectAccessible(page, 'dashboard-agent-reviews-reply-form');
+    await dialog.getByTestId('agent-review-reply-send').click();
+    await expect(dialog.getByTestId('agent-review-reply')).toContainText('Thank you!');
+    await expectAccessible(page, 'dashboard-agent-reviews-replied');
   });
 });

@@ -72,6 +72,13 @@ test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, depr
   const profile = await (await request.get(`/api/v1/agents/${agent.id}`)).json();
   expect(profile).toMatchObject({ verified: true, owner: { name: 'Olive Owner' } });
 
+  // A user reviews the agent on the public API, before the owner looks.
+  const reviewed = await request.post(`/api/v1/agents/${agent.id}/reviews`, {
+    data: { rating: 3, comment: 'Useful, but the setup guide is out of date.', reviewer_name: 'Rae Reviewer' },
+  });
+  expect(reviewed.status(), await reviewed.text()).toBe(201);
+  const review = await reviewed.json();
+
   // Manage the listing: a new tagline shows at once.
   await dashboard.open('agents');
   const row = page.locator(`[data-testid="agent-row"][data-agent-id="${agent.id}"]`);
@@ -117,4 +124,34 @@ test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, depr
   await expect(requestCard.getByTestId('edit-request-status')).toHaveText('approved');
   await moderator.close();
   expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).name).toBe(newName);
+
+  // The owner answers the review from the dashboard; the public list shows the reply with it.
+  await row.getByTestId('agent-reviews').click();
+  const reviews = page.getByTestId('agent-reviews-dialog');
+  const item = reviews.locator(`[data-testid="agent-review"][data-review-id="${review.id}"]`);
+  await expect(item).toContainText('the setup guide is out of date');
+  await expect(item).toContainText('Rae Reviewer');
+  await expect(item.getByTestId('agent-review-reply')).toHaveCount(0);
+  await item.getByTestId('agent-review-reply-start').click();
+  await expect(item.getByTestId('agent-review-reply-send')).toBeDisabled();
+  await item.getByTestId('agent-review-reply-input').locator('textarea').fill('Thanks! The guide is rewritten for v2.');
+  await expectAccessible(page, 'dashboard-agent-reviews-reply');
+  await page.screenshot({ path: path.join(shots, 'owner-03-reply.png') });
+  await item.getByTestId('agent-review-reply-send').click();
+  await expect(item.getByTestId('agent-review-reply')).toContainText('Thanks! The guide is rewritten for v2.');
+  const publicReviews = async () => (await (await request.get(`/api/v1/agents/${agent.id}/reviews`)).json()).reviews;
+  expect((await publicReviews()).find((entry: { id: string }) => entry.id === review.id).reply).toMatchObject({
+    body: 'Thanks! The guide is rewritten for v2.',
+  });
+
+  // Replying again replaces the reply.
+  await item.getByTestId('agent-review-reply-start').click();
+  await expect(item.getByTestId('agent-review-reply-input').locator('textarea')).toHaveValue('Thanks! The guide is rewritten for v2.');
+  await item.getByTestId('agent-review-reply-input').locator('textarea').fill('Thanks! The v2 guide is at /docs/setup.');
+  await item.getByTestId('agent-review-reply-send').click();
+  await expect(item.getByTestId('agent-review-reply')).toContainText('/docs/setup');
+  await page.screenshot({ path: path.join(shots, 'owner-04-replied.png') });
+  expect((await publicReviews()).find((entry: { id: string }) => entry.id === review.id).reply.body).toBe(
+    'Thanks! The v2 guide is at /docs/setup.',
+  );
 });
