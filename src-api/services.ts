@@ -8,6 +8,7 @@ import { createSafeFetch } from './lib/safe-fetch';
 import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
 import { createAgentCardRefresher } from './modules/agents/agent-card-refresh';
+import { createAgentWrites } from './modules/agents/agent-writes';
 import { createAgentsService } from './modules/agents/agents.service';
 import { createAuditService } from './modules/audit/audit.service';
 import { createBackupService } from './modules/backup/backup.service';
@@ -63,7 +64,9 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   // Closing an account revokes its keys, detaches its records (they stay, without an owner) and removes its endpoints (below).
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
-  const agents = createAgentsService({ ...base, events, audit, profileCacheEntries: config.profileCacheEntries });
+  // The one write path of agents (the service, `cli import` and the demo seeder): rules, change cursor, events.
+  const agentWrites = createAgentWrites({ db, clock, events });
+  const agents = createAgentsService({ ...base, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
   accounts.onRename((accountId, name) => agents.renameOwner(accountId, name));
   accounts.onClose((accountId) => agents.detachOwner(accountId));
@@ -124,6 +127,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     keyUsage,
     accounts,
     accountRecords,
+    agentWrites,
     agents,
     search,
     reviews,

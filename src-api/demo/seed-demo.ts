@@ -1,11 +1,9 @@
-import { sql } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { inTransaction, type Db } from '../db/client';
 import { createIdGenerator, randomToken, seededRandomBytes, slugify, type IdGenerator } from '../lib/ids';
 import { sourceUrlKey } from '../lib/urls';
 import { AGENT_TYPES, type AgentType } from '../modules/agents/agents.schemas';
-import { agents, type AgentRow } from '../modules/agents/agents.table';
-import { computeTrustScore } from '../modules/agents/trust-score';
+import type { AgentRow } from '../modules/agents/agents.table';
 import { CLAIM_TOKEN_PREFIX } from '../modules/claims/claims.service';
 import { proofMethodsFor } from '../modules/claims/proof-methods';
 import { claims, type ClaimRow } from '../modules/claims/claims.table';
@@ -43,8 +41,8 @@ import {
  * into an empty database. Every value comes from a fixed seed and a fixed
  * base date, so every machine gets the same rows (trust scores are computed
  * at the base date; the server refreshes them to "now" right after seeding).
- * Rows are inserted directly, in one transaction, and no events are recorded:
- * demo seeding sends no webhooks. Marketing posts still come from the same
+ * Everything is written in one transaction; agents through their write path
+ * (agent-writes.ts), without events: demo seeding sends no webhooks. Marketing posts still come from the same
  * generator as live events, fed with synthetic events.
  */
 
@@ -681,8 +679,8 @@ function playOutMarketing(random: DemoRandom, content: GeneratedContent, eventAt
  * Seeds the demo directory into the database behind `services` (meant for an
  * empty one) and says how many rows of each kind it wrote.
  */
-export function seedDemoDirectory(services: Pick<Services, 'db'>, options: SeedDemoOptions = {}): DemoSummary {
-  const { db } = services;
+export function seedDemoDirectory(services: Pick<Services, 'db' | 'agentWrites'>, options: SeedDemoOptions = {}): DemoSummary {
+  const { db, agentWrites } = services;
   const seed = options.seed ?? DEMO_SEED;
   const base = Date.parse(options.baseDate ?? DEMO_BASE_DATE);
   const random = createDemoRandom(seed);
@@ -710,9 +708,7 @@ export function seedDemoDirectory(services: Pick<Services, 'db'>, options: SeedD
   const now = new Date(base);
   for (const agent of demoAgents) {
     const aggregate = visibleById.get(agent.row.id);
-    agent.row.ratingCount = aggregate?.count ?? 0;
-    agent.row.ratingSum = aggregate?.sum ?? 0;
-    agent.row.trustScore = computeTrustScore(agent.row, now);
+    agent.row = agentWrites.newRow({ ...agent.row, ratingCount: aggregate?.count ?? 0, ratingSum: aggregate?.sum ?? 0 }, now);
   }
 
   const generated: GeneratedContent[] = [];
@@ -731,19 +727,7 @@ export function seedDemoDirectory(services: Pick<Services, 'db'>, options: SeedD
   const variantRows = generated.flatMap((content) => content.abTest?.variants ?? []);
 
   inTransaction(db, () => {
-    const firstSeq =
-      (db
-        .select({ max: sql<number>`coalesce(max(${agents.changeSeq}), 0)` })
-        .from(agents)
-        .get()?.max ?? 0) + 1;
-    demoAgents.forEach((agent, index) => {
-      agent.row.changeSeq = firstSeq + index;
-    });
-    insertAll(
-      db,
-      agents,
-      demoAgents.map((agent) => agent.row),
-    );
+    agentWrites.write(demoAgents.map((agent) => ({ kind: 'create', row: agent.row })));
     insertAll(db, reviews, reviewRows);
     insertAll(db, claims, claimRows);
     insertAll(db, submissions, submissionRows);

@@ -6,12 +6,12 @@ import { agents } from './agents.table';
 import type { AgentRow } from './agents.table';
 
 /**
- * Reads and row writes of the agents table on hot paths (profile by id, bulk, search, every agent change), as plain prepared
+ * Reads of the agents table on hot paths (profile by id, bulk, search, the change feed), as plain prepared
  * statements: building the query with drizzle costs more than running it
  * (tens of microseconds per call), which matters on every request and on a
  * 100,000-row build. Values are still decoded by the drizzle columns' own
  * mappers (JSON arrays, booleans), so the rows are exactly what drizzle
- * would return.
+ * would return. Every write goes through agent-writes.ts.
  */
 
 const columns = getTableColumns(agents);
@@ -63,8 +63,6 @@ export interface AgentRowStatements {
   byIds(ids: readonly string[]): AgentRow[];
   /** One full row by id (listed or not). */
   byId(id: string): AgentRow | undefined;
-  /** Writes every column of an existing row (the service computes them). */
-  update(row: AgentRow): void;
   /** Ids of one page of listed agents (of one type, if given), sorted by `orderBy` then id in the same direction. */
   listedPageIds(page: ListedPageQuery): string[];
   /** Listed agents with an id after `afterId`, by id: a walk over the directory in slices. */
@@ -113,17 +111,6 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
   const listedAfter = db.$client
     .prepare(`${select(ALL_KEYS)} WHERE "${columns.id.name}" > ? AND "${columns.listed.name}" = 1 ORDER BY "${columns.id.name}" LIMIT ?`)
     .raw();
-  const UPDATE_KEYS = ALL_KEYS.filter((key) => key !== 'id');
-  const updateRow = db.$client.prepare(
-    `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
-  );
-  const encodeForUpdate = (row: AgentRow): unknown[] => [
-    ...UPDATE_KEYS.map((key) => {
-      const value = row[key];
-      return value === null || value === undefined ? null : columns[key].mapToDriverValue(value);
-    }),
-    row.id,
-  ];
   // One prepared statement per list shape (sort × direction × type filter), made on first use.
   const listStatements = new Map<string, Statement>();
   const listStatement = ({ orderBy, direction, type }: ListedPageQuery): Statement => {
@@ -160,9 +147,6 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
       return listStatement(query).all(...params) as string[];
     },
     listedAfter: (afterId, limit) => (listedAfter.all(afterId, limit) as unknown[][]).map(decodeRow),
-    update: (row) => {
-      updateRow.run(...encodeForUpdate(row));
-    },
     byId: (id) => {
       const values = byId.get(id) as unknown[] | undefined;
       return values ? decodeRow(values) : undefined;

@@ -1,16 +1,23 @@
-import { getTableColumns, getTableName, inArray } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import { z } from 'zod';
-import { inTransaction } from '../../db/client';
+import { inTransaction, type Db } from '../../db/client';
 import { ValidationError } from '../../errors';
+import type { Clock } from '../../lib/clock';
+import type { IdGenerator } from '../../lib/ids';
 import { idParamSchema } from '../../lib/schemas';
-import { sourceUrlKey } from '../../lib/urls';
-import type { AgentsServiceDeps } from './agents.service';
-
-/** What an import writes with: the agents service's own dependencies, without its read cache. */
-type ImportDeps = Omit<AgentsServiceDeps, 'profileCacheEntries'>;
+import type { AuditService } from '../audit/audit.service';
+import type { AgentWrite, AgentWrites } from './agent-writes';
 import { agentInputSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
-import { computeTrustScore } from './trust-score';
+
+/** What an import works with; every row is written through the agents' one write path. */
+export interface ImportDeps {
+  db: Db;
+  clock: Clock;
+  ids: IdGenerator;
+  audit: AuditService;
+  agentWrites: AgentWrites;
+}
 
 /**
  * Bulk import of agents (`cli import`), all or nothing.
@@ -36,12 +43,11 @@ import { computeTrustScore } from './trust-score';
  * unless `emitEvents` (then `agent.registered`, `agent.updated` and `agent.verified`,
  * as the single-agent writes record them, through the events service and its listeners).
  *
- * The writes use prepared statements rather than `agents.create/update/setVerified`:
- * those open a savepoint and query max(change_seq) per row, and measured 10 s per
- * 100,000 creates and 26 s per 100,000 updates, against about 1 s here. The row
- * semantics are the same: trust score recomputed, version + 1, a fresh change_seq
- * per written row (read once, then counted up under the write lock), updated_at.
- * Keep them in step with agents.service.ts.
+ * The rows are built and written by the agents' write path (agent-writes.ts), as
+ * the service's single writes are: derived columns and trust score, version + 1,
+ * updated_at, a fresh change_seq per row, the events. It is called with a thousand
+ * rows at a time inside the import's one transaction (the service's per-call
+ * savepoint and permission checks would cost 10 s per 100,000 creates).
  */
 
 /** One record of an import file, with where it came from for error messages. */
@@ -150,10 +156,7 @@ interface Checked {
   data: ImportRecordData;
 }
 
-type Operation =
-  | { kind: 'create'; row: AgentRow }
-  | { kind: 'update'; current: AgentRow; next: AgentRow; changedFields: string[] }
-  | { kind: 'unchanged' };
+type Operation = AgentWrite | { kind: 'unchanged' };
 
 interface Plan {
   /** max(change_seq) when the plan was made: if it moved, the directory changed since. */
@@ -164,9 +167,6 @@ interface Plan {
 
 const LOOKUP_CHUNK = 500;
 const PROGRESS_EVERY = 1000;
-
-/** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
-const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
 
 export function importAgents(deps: ImportDeps, records: readonly ImportRecord[], options: ImportOptions = {}): ImportSummary {
   const { db } = deps;
@@ -185,7 +185,7 @@ export function importAgents(deps: ImportDeps, records: readonly ImportRecord[],
   // 3. All writes in one transaction. If another process changed agents since the
   // plan was made (change_seq moved), plan again under the lock before writing.
   return inTransaction(db, () => {
-    if (maxChangeSeq(deps) !== planned.seenChangeSeq) {
+    if (deps.agentWrites.latestChangeSeq() !== planned.seenChangeSeq) {
       planned = plan();
       if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
     }
@@ -220,14 +220,12 @@ function checkShapes(records: readonly ImportRecord[], onProgress: ImportOptions
 }
 
 /** What each record will do, and every problem found. Reads only. */
-function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[], shapeIssues: readonly ImportIssue[]): Plan {
-  const seenChangeSeq = maxChangeSeq({ db });
+function planImport({ db, clock, ids, agentWrites }: ImportDeps, checked: readonly Checked[], shapeIssues: readonly ImportIssue[]): Plan {
+  const seenChangeSeq = agentWrites.latestChangeSeq();
   const issues = [...shapeIssues];
   const issue = (record: ImportRecord, pointer: string, detail: string) =>
     issues.push({ line: record.line, index: record.index, pointer, detail });
-  const nowDate = clock.now();
-  const now = nowDate.toISOString();
-  const trust = (row: AgentRow) => computeTrustScore(row, nowDate);
+  const now = clock.now();
 
   // Duplicate ids within the file.
   const firstById = new Map<string, ImportRecord>();
@@ -278,38 +276,26 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
         for (const field of missing) issue(record, `/${field}`, `is required for a new agent${why}`);
         continue;
       }
-      const sourceUrl = data.source_url!;
-      const createdAt = data.created_at ?? now;
-      const row: AgentRow = {
-        id: data.id ?? generatedIds.get(item)!,
-        name: data.name!,
-        tagline: data.tagline!,
-        description: data.description ?? INPUT_DEFAULTS.description,
-        author: data.author ?? INPUT_DEFAULTS.author,
-        capabilities: data.capabilities ?? [...INPUT_DEFAULTS.capabilities],
-        categories: data.categories ?? [...INPUT_DEFAULTS.categories],
-        type: data.type ?? INPUT_DEFAULTS.type,
-        sourceUrl,
-        sourceUrlKey: sourceUrlKey(sourceUrl),
-        verified: data.verified ?? false,
-        listed: data.listed ?? true,
-        status: data.status ?? 'active',
-        statusMessage: data.status === 'deprecated' ? data.status_message || null : null,
-        ownerAccountId: null,
-        ownerName: null,
-        agentCardUrl: null,
-        skills: null,
-        agentCardEtag: null,
-        agentCardFetchedAt: null,
-        trustScore: 0,
-        ratingCount: 0,
-        ratingSum: 0,
-        version: 1,
-        changeSeq: 0, // assigned when written
-        createdAt,
-        updatedAt: data.updated_at ?? createdAt,
-      };
-      row.trustScore = trust(row);
+      const row = agentWrites.newRow(
+        {
+          id: data.id ?? generatedIds.get(item)!,
+          name: data.name!,
+          tagline: data.tagline!,
+          sourceUrl: data.source_url!,
+          description: data.description,
+          author: data.author,
+          capabilities: data.capabilities,
+          categories: data.categories,
+          type: data.type,
+          verified: data.verified,
+          listed: data.listed,
+          status: data.status,
+          statusMessage: data.status_message,
+          createdAt: data.created_at,
+          updatedAt: data.updated_at,
+        },
+        now,
+      );
       operations.push({ kind: 'create', row });
       finalSources.push({ record, id: row.id, url: row.sourceUrl, key: row.sourceUrlKey, listed: row.listed });
       continue;
@@ -323,7 +309,6 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
       Object.assign(changes, { [key]: value });
       changedFields.push(field);
     }
-    if (changes.sourceUrl !== undefined) changes.sourceUrlKey = sourceUrlKey(changes.sourceUrl);
     for (const flag of ['verified', 'listed'] as const) {
       if (data[flag] === undefined || data[flag] === current[flag]) continue;
       changes[flag] = data[flag];
@@ -341,14 +326,13 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
       changes.statusMessage = statusMessage;
       changedFields.push('status_message');
     }
-    const merged: AgentRow = { ...current, ...changes };
-    finalSources.push({ record, id: merged.id, url: merged.sourceUrl, key: merged.sourceUrlKey, listed: merged.listed });
     if (changedFields.length === 0) {
       operations.push({ kind: 'unchanged' });
+      finalSources.push({ record, id: current.id, url: current.sourceUrl, key: current.sourceUrlKey, listed: current.listed });
       continue;
     }
-    const next: AgentRow = { ...merged, updatedAt: now, version: current.version + 1, changeSeq: 0 };
-    next.trustScore = trust(next);
+    const next = agentWrites.changedRow(current, changes, now);
+    finalSources.push({ record, id: next.id, url: next.sourceUrl, key: next.sourceUrlKey, listed: next.listed });
     operations.push({ kind: 'update', current, next, changedFields });
   }
 
@@ -372,39 +356,22 @@ function planImport({ db, clock, ids }: ImportDeps, checked: readonly Checked[],
   return { seenChangeSeq, operations, issues };
 }
 
-function writeImport({ db, events, audit }: ImportDeps, plan: Plan, options: ImportOptions, total: number): ImportSummary {
+function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, options: ImportOptions, total: number): ImportSummary {
   const { emitEvents = false, onProgress } = options;
-  const insert = db.$client.prepare(INSERT_SQL);
-  const update = db.$client.prepare(UPDATE_SQL);
-  // One fresh change_seq per written row, as agents.service does; taken once, counted up (we hold the write lock).
-  let changeSeq = plan.seenChangeSeq + 1;
   const summary: ImportSummary = { total, created: 0, updated: 0, unchanged: 0 };
-  plan.operations.forEach((operation, n) => {
-    if (n % PROGRESS_EVERY === 0) onProgress?.({ phase: 'writing', done: n, total });
-    if (operation.kind === 'unchanged') {
-      summary.unchanged++;
-    } else if (operation.kind === 'create') {
-      const row: AgentRow = { ...operation.row, changeSeq: changeSeq++ };
-      insert.run(...toDriverValues(row));
-      summary.created++;
-      if (emitEvents && row.listed) {
-        events.record('agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl });
-        if (row.verified) events.record('agent.verified', { agent_id: row.id, name: row.name, via: 'import' });
-      }
-    } else {
-      const { current, changedFields } = operation;
-      const next: AgentRow = { ...operation.next, changeSeq: changeSeq++ };
-      update.run(...toDriverValues(next).slice(1), next.id);
-      summary.updated++;
-      if (emitEvents) {
-        // Becoming verified is its own event (as agents.setVerified records it); the rest is agent.updated.
-        const becameVerified = next.verified && !current.verified;
-        const updatedFields = becameVerified ? changedFields.filter((field) => field !== 'verified') : changedFields;
-        if (updatedFields.length > 0) events.record('agent.updated', { agent_id: next.id, name: next.name, changed_fields: updatedFields });
-        if (becameVerified) events.record('agent.verified', { agent_id: next.id, name: next.name, via: 'import' });
+  for (let n = 0; n < plan.operations.length; n += PROGRESS_EVERY) {
+    onProgress?.({ phase: 'writing', done: n, total });
+    const writes: AgentWrite[] = [];
+    for (const operation of plan.operations.slice(n, n + PROGRESS_EVERY)) {
+      if (operation.kind === 'unchanged') summary.unchanged++;
+      else {
+        if (operation.kind === 'create') summary.created++;
+        else summary.updated++;
+        writes.push(operation);
       }
     }
-  });
+    agentWrites.write(writes, { emitEvents, via: 'import' });
+  }
   onProgress?.({ phase: 'writing', done: total, total });
 
   if (options.actor && summary.created + summary.updated > 0) {
@@ -419,12 +386,7 @@ function writeImport({ db, events, audit }: ImportDeps, plan: Plan, options: Imp
   return summary;
 }
 
-function maxChangeSeq({ db }: Pick<AgentsServiceDeps, 'db'>): number {
-  const row = db.$client.prepare(`SELECT coalesce(max("${agents.changeSeq.name}"), 0) AS max FROM "${TABLE}"`).get() as { max: number };
-  return row.max;
-}
-
-function loadRows(db: AgentsServiceDeps['db'], idList: readonly string[]): Map<string, AgentRow> {
+function loadRows(db: Db, idList: readonly string[]): Map<string, AgentRow> {
   const rows = new Map<string, AgentRow>();
   for (let i = 0; i < idList.length; i += LOOKUP_CHUNK) {
     const chunk = idList.slice(i, i + LOOKUP_CHUNK);
@@ -434,10 +396,10 @@ function loadRows(db: AgentsServiceDeps['db'], idList: readonly string[]): Map<s
 }
 
 /** source_url_key → ids of the listed agents with it (normally one). */
-function loadListedSourceKeys(db: AgentsServiceDeps['db']): Map<string, string[]> {
+function loadListedSourceKeys(db: Db): Map<string, string[]> {
   const byKey = new Map<string, string[]>();
   const rows = db.$client
-    .prepare(`SELECT "${agents.id.name}" AS id, "${agents.sourceUrlKey.name}" AS key FROM "${TABLE}" WHERE "${agents.listed.name}" = 1`)
+    .prepare(`SELECT "${agents.id.name}" AS id, "${agents.sourceUrlKey.name}" AS key FROM "agents" WHERE "${agents.listed.name}" = 1`)
     .all() as { id: string; key: string }[];
   for (const { id, key } of rows) {
     const list = byKey.get(key);
@@ -450,19 +412,6 @@ function loadListedSourceKeys(db: AgentsServiceDeps['db']): Map<string, string[]
 function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => item === b[i]);
   return a === b;
-}
-
-// Statements over every column of the table, mapped exactly as drizzle maps them (JSON, booleans).
-const TABLE = getTableName(agents);
-const COLUMNS = Object.entries(getTableColumns(agents)) as [keyof AgentRow, { name: string; mapToDriverValue(value: unknown): unknown }][];
-const ID_FIRST = [...COLUMNS].sort(([a], [b]) => (a === 'id' ? -1 : b === 'id' ? 1 : 0));
-const INSERT_SQL = `INSERT INTO "${TABLE}" (${ID_FIRST.map(([, column]) => `"${column.name}"`).join(', ')}) VALUES (${ID_FIRST.map(() => '?').join(', ')})`;
-const UPDATE_SQL = `UPDATE "${TABLE}" SET ${ID_FIRST.slice(1)
-  .map(([, column]) => `"${column.name}" = ?`)
-  .join(', ')} WHERE "${agents.id.name}" = ?`;
-
-function toDriverValues(row: AgentRow): unknown[] {
-  return ID_FIRST.map(([key, column]) => column.mapToDriverValue(row[key]));
 }
 
 function where(record: ImportRecord): string {

@@ -9,7 +9,6 @@ import { JsonBytes } from '../../lib/json-bytes';
 import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
-import type { EventsService } from '../events/events.service';
 import {
   MAX_BULK_IDS,
   type AgentInput,
@@ -22,16 +21,18 @@ import { createAgentChangeCursor } from './agent-changes';
 import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements } from './agent-rows';
+import type { AgentWrites } from './agent-writes';
 import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
-import { agents, type AgentRow, type AgentSkill, type AgentStatus, type NewAgentRow } from './agents.table';
+import { agents, type AgentRow, type AgentSkill, type AgentStatus } from './agents.table';
 import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
   db: Db;
   clock: Clock;
   ids: IdGenerator;
-  events: EventsService;
   audit: AuditService;
+  /** The one write path of agents (rules, change cursor, events). */
+  writes: AgentWrites;
   /**
    * Serialized public profiles kept in memory (`config.profileCacheEntries`): a
    * directory that fits is read without touching SQLite once warm.
@@ -81,28 +82,11 @@ const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
 /** Agents per trust-refresh transaction. */
 const TRUST_REFRESH_SLICE = 2_000;
 
-export function createAgentsService({ db, clock, ids, events, audit, profileCacheEntries }: AgentsServiceDeps) {
+export function createAgentsService({ db, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
   const rows = createAgentRowStatements(db);
   const changes = createAgentChangeCursor(db, rows);
   const profiles = createProfileCache({ rows, changes, maxEntries: profileCacheEntries });
   const feed = createChangeFeed({ db, rows, profiles });
-  const nextChangeSeq = (): number => Math.max(rows.latestChangeSeq(), 0) + 1;
-
-  const trustOf = (row: Omit<AgentRow, 'trustScore'>): number =>
-    computeTrustScore(
-      {
-        verified: row.verified,
-        ratingCount: row.ratingCount,
-        ratingSum: row.ratingSum,
-        description: row.description,
-        author: row.author,
-        capabilities: row.capabilities,
-        categories: row.categories,
-        type: row.type,
-        createdAt: row.createdAt,
-      },
-      clock.now(),
-    );
 
   // Counting 100,000 listed agents walks an index each time; the count only
   // changes when some agent does, which change_seq tells (for every process).
@@ -129,7 +113,6 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
       'SELECT id, verified, rating_count, rating_sum, description, author, capabilities, categories, type, created_at, trust_score FROM agents WHERE id > ? ORDER BY id LIMIT ?',
     )
     .raw();
-  const updateTrustScore = db.$client.prepare('UPDATE agents SET trust_score = ?, change_seq = ? WHERE id = ?');
 
   // The public list is the hot path: a prepared statement per shape for the page's ids, profiles from the cache.
   const listedPage = (query: ListAgentsQuery) => {
@@ -152,20 +135,21 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     return row;
   };
 
-  /** Writes `changes` to an agent, bumping version, change_seq, updated_at and the trust score. */
-  const writeChanges = (current: AgentRow, changes: Partial<NewAgentRow>, options: WriteOptions): AgentRow => {
+  /**
+   * Writes `changes` to an agent through the write path (version, change_seq, updated_at, trust score),
+   * with the events of `changedFields` unless `emitEvents` is false.
+   */
+  const writeChanges = (
+    current: AgentRow,
+    changes: Partial<AgentRow>,
+    options: WriteOptions & { via?: string },
+    changedFields: readonly string[] = [],
+  ): AgentRow => {
     if (options.expectedVersion !== undefined && options.expectedVersion !== current.version) {
       throw new StaleVersionError('Agent', current.id);
     }
-    const merged = { ...current, ...changes, updatedAt: isoNow(clock) } as AgentRow;
-    const next: AgentRow = {
-      ...merged,
-      trustScore: trustOf(merged),
-      version: current.version + 1,
-      changeSeq: nextChangeSeq(),
-    };
-    rows.update(next);
-    return next;
+    const next = writes.changedRow(current, changes);
+    return writes.update({ current, next, changedFields }, { emitEvents: options.emitEvents !== false, via: options.via });
   };
 
   /**
@@ -300,39 +284,25 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     create(input: AgentInput, options: WriteOptions & { id?: string; createdAt?: string; card?: AgentCardFields } = {}): AgentRow {
       return inTransaction(db, () => {
         const now = isoNow(clock);
-        const base: Omit<AgentRow, 'trustScore'> = {
-          id: options.id ?? ids.agent(input.name),
-          name: input.name,
-          tagline: input.tagline,
-          description: input.description,
-          author: input.author,
-          capabilities: input.capabilities,
-          categories: input.categories,
-          type: input.type,
-          sourceUrl: input.source_url,
-          sourceUrlKey: sourceUrlKey(input.source_url),
-          verified: false,
-          listed: true,
-          status: 'active',
-          statusMessage: null,
-          ownerAccountId: null,
-          ownerName: null,
-          agentCardUrl: options.card?.url ?? null,
-          skills: options.card?.skills ?? null,
-          agentCardEtag: options.card?.etag ?? null,
-          agentCardFetchedAt: options.card ? now : null,
-          ratingCount: 0,
-          ratingSum: 0,
-          version: 1,
-          changeSeq: nextChangeSeq(),
-          createdAt: options.createdAt ?? now,
-          updatedAt: options.createdAt ?? now,
-        };
-        const row: AgentRow = { ...base, trustScore: trustOf(base) };
-        db.insert(agents).values(row).run();
-        if (options.emitEvents !== false) {
-          events.record('agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl });
-        }
+        const row = writes.create(
+          writes.newRow({
+            id: options.id ?? ids.agent(input.name),
+            name: input.name,
+            tagline: input.tagline,
+            description: input.description,
+            author: input.author,
+            capabilities: input.capabilities,
+            categories: input.categories,
+            type: input.type,
+            sourceUrl: input.source_url,
+            agentCardUrl: options.card?.url ?? null,
+            skills: options.card?.skills ?? null,
+            agentCardEtag: options.card?.etag ?? null,
+            agentCardFetchedAt: options.card ? now : null,
+            ...(options.createdAt && { createdAt: options.createdAt }),
+          }),
+          { emitEvents: options.emitEvents !== false },
+        );
         if (options.actor) {
           audit.record({ actor: options.actor, action: 'agent.create', entityType: 'agent', entityId: row.id, after: toAdminAgent(row) });
         }
@@ -344,24 +314,10 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     update(id: string, patch: AgentPatch, options: WriteOptions = {}): AgentRow {
       return inTransaction(db, () => {
         const current = requireRow(id, true);
-        const changes: Partial<NewAgentRow> = {};
-        if (patch.name !== undefined) changes.name = patch.name;
-        if (patch.tagline !== undefined) changes.tagline = patch.tagline;
-        if (patch.description !== undefined) changes.description = patch.description;
-        if (patch.author !== undefined) changes.author = patch.author;
-        if (patch.capabilities !== undefined) changes.capabilities = patch.capabilities;
-        if (patch.categories !== undefined) changes.categories = patch.categories;
-        if (patch.type !== undefined) changes.type = patch.type;
-        if (patch.source_url !== undefined) {
-          changes.sourceUrl = patch.source_url;
-          changes.sourceUrlKey = sourceUrlKey(patch.source_url);
-        }
+        const changes = profileChanges(patch);
         const changedFields = changedProfileFields(current, changes);
         if (changedFields.length === 0 && options.expectedVersion === undefined) return current;
-        const next = writeChanges(current, changes, options);
-        if (options.emitEvents !== false && changedFields.length > 0) {
-          events.record('agent.updated', { agent_id: next.id, name: next.name, changed_fields: changedFields });
-        }
+        const next = writeChanges(current, changes, options, changedFields);
         if (options.actor) {
           audit.record({
             actor: options.actor,
@@ -389,11 +345,8 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
             ? { ownerAccountId: owner.accountId, ownerName: owner.name }
             : {};
         if (current.verified === verified && Object.keys(ownerChanges).length === 0) return current;
-        const next = writeChanges(current, { verified, ...ownerChanges }, options);
-        if (options.emitEvents !== false) {
-          if (verified) events.record('agent.verified', { agent_id: id, name: next.name, via: options.via ?? 'moderator' });
-          else events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['verified'] });
-        }
+        // A verification (also of a new owner of a verified agent) is an agent.verified; taking it away an agent.updated.
+        const next = writeChanges(current, { verified, ...ownerChanges }, options, ['verified']);
         if (options.actor) {
           audit.record({
             actor: options.actor,
@@ -414,10 +367,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
         const current = requireRow(id, true);
         const statusMessage = status === 'active' ? null : message?.trim() || null;
         if (current.status === status && current.statusMessage === statusMessage) return current;
-        const next = writeChanges(current, { status, statusMessage }, options);
-        if (options.emitEvents !== false) {
-          events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['status', 'status_message'] });
-        }
+        const next = writeChanges(current, { status, statusMessage }, options, ['status', 'status_message']);
         if (options.actor) {
           audit.record({
             actor: options.actor,
@@ -440,20 +390,32 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     applyAgentCard(id: string, patch: AgentPatch, card: AgentCardFields, { actor }: { actor?: string } = {}): AgentRow {
       return inTransaction(db, () => {
         const current = requireRow(id, true);
+        const changes = profileChanges(patch);
+        const fields = changedProfileFields(current, changes);
         const skillsChanged = JSON.stringify(current.skills ?? []) !== JSON.stringify(card.skills);
-        const next = service.update(id, patch, { emitEvents: false, actor });
-        const fields = Object.entries(PROFILE_FIELD_NAMES)
-          .filter(([key]) => JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(next[key as keyof AgentRow]))
-          .map(([, name]) => name);
         const bookkeeping = { agentCardEtag: card.etag, agentCardFetchedAt: isoNow(clock) };
-        let written: AgentRow;
-        if (skillsChanged) written = writeChanges(next, { skills: card.skills, ...bookkeeping }, {});
-        else {
-          written = { ...next, ...bookkeeping };
-          rows.update(written);
+        const changedFields = [...fields, ...(skillsChanged ? ['skills'] : [])];
+        if (changedFields.length === 0) {
+          const touched = { ...current, ...bookkeeping };
+          writes.touch(touched);
+          return touched;
         }
-        const changed = [...fields, ...(skillsChanged ? ['skills'] : [])];
-        if (changed.length > 0) events.record('agent.updated', { agent_id: id, name: written.name, changed_fields: changed });
+        const written = writeChanges(
+          current,
+          { ...changes, ...(skillsChanged && { skills: card.skills }), ...bookkeeping },
+          {},
+          changedFields,
+        );
+        if (actor && fields.length > 0) {
+          audit.record({
+            actor,
+            action: 'agent.update',
+            entityType: 'agent',
+            entityId: id,
+            before: toAdminAgent(current),
+            after: toAdminAgent(written),
+          });
+        }
         return written;
       });
     },
@@ -461,7 +423,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /** An Agent Card that answered 304 (or failed): only when it was last looked at changes, not the profile. */
     touchAgentCard(id: string): void {
       const current = findRow(id);
-      if (current) rows.update({ ...current, agentCardFetchedAt: isoNow(clock) });
+      if (current) writes.touch({ ...current, agentCardFetchedAt: isoNow(clock) });
     },
 
     /** Agents whose Agent Card was last fetched before `before` (oldest first): the weekly re-fetch. */
@@ -479,7 +441,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     renameOwner(accountId: string, name: string): void {
       inTransaction(db, () => {
         for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
-          if (current.ownerName !== name) writeChanges(current, { ownerName: name }, {});
+          if (current.ownerName !== name) writeChanges(current, { ownerName: name }, { emitEvents: false });
         }
       });
     },
@@ -487,7 +449,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /** A closed owner account: its agents stay, without an owner. Call inside the closing transaction. */
     detachOwner(accountId: string): void {
       for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
-        writeChanges(current, { ownerAccountId: null, ownerName: null }, {});
+        writeChanges(current, { ownerAccountId: null, ownerName: null }, { emitEvents: false });
       }
     },
 
@@ -496,10 +458,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
       return inTransaction(db, () => {
         const current = requireRow(id, true);
         if (current.listed === listed) return current;
-        const next = writeChanges(current, { listed }, options);
-        if (options.emitEvents !== false) {
-          events.record('agent.updated', { agent_id: id, name: next.name, changed_fields: ['listed'] });
-        }
+        const next = writeChanges(current, { listed }, options, ['listed']);
         if (options.actor) {
           audit.record({
             actor: options.actor,
@@ -517,7 +476,11 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
     /** Folds a review into the rating aggregate and trust score. Call inside the review's transaction. */
     applyRating(id: string, deltaCount: number, deltaSum: number): AgentRow {
       const current = requireRow(id, true);
-      return writeChanges(current, { ratingCount: current.ratingCount + deltaCount, ratingSum: current.ratingSum + deltaSum }, {});
+      return writeChanges(
+        current,
+        { ratingCount: current.ratingCount + deltaCount, ratingSum: current.ratingSum + deltaSum },
+        { emitEvents: false },
+      );
     },
 
     /** Rows changed after `afterSeq`, oldest first: how search indexes keep up with every process's writes. */
@@ -552,8 +515,7 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
           number,
         ][];
         const now = clock.now();
-        let seq: number | undefined;
-        let changed = 0;
+        const changed: { id: string; score: number }[] = [];
         for (const [
           id,
           verified,
@@ -582,12 +544,10 @@ export function createAgentsService({ db, clock, ids, events, audit, profileCach
             },
             now,
           );
-          if (score === stored) continue;
-          seq ??= nextChangeSeq();
-          updateTrustScore.run(score, seq++, id);
-          changed++;
+          if (score !== stored) changed.push({ id, score });
         }
-        return { changed, lastId: slice.length < limit ? undefined : slice.at(-1)![0] };
+        writes.setTrustScores(changed);
+        return { changed: changed.length, lastId: slice.length < limit ? undefined : slice.at(-1)![0] };
       });
     },
 
@@ -632,7 +592,21 @@ const PROFILE_FIELD_NAMES: Record<string, string> = {
   sourceUrl: 'source_url',
 };
 
-function changedProfileFields(current: AgentRow, changes: Partial<NewAgentRow>): string[] {
+/** The row columns an edit of profile fields sets. */
+function profileChanges(patch: AgentPatch): Partial<AgentRow> {
+  const changes: Partial<AgentRow> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.tagline !== undefined) changes.tagline = patch.tagline;
+  if (patch.description !== undefined) changes.description = patch.description;
+  if (patch.author !== undefined) changes.author = patch.author;
+  if (patch.capabilities !== undefined) changes.capabilities = patch.capabilities;
+  if (patch.categories !== undefined) changes.categories = patch.categories;
+  if (patch.type !== undefined) changes.type = patch.type;
+  if (patch.source_url !== undefined) changes.sourceUrl = patch.source_url;
+  return changes;
+}
+
+function changedProfileFields(current: AgentRow, changes: Partial<AgentRow>): string[] {
   return Object.entries(changes)
     .filter(([key, value]) => key in PROFILE_FIELD_NAMES && JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(value))
     .map(([key]) => PROFILE_FIELD_NAMES[key]!);

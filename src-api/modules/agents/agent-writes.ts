@@ -1,0 +1,213 @@
+import { getTableColumns } from 'drizzle-orm';
+import { inTransaction, type Db } from '../../db/client';
+import type { Clock } from '../../lib/clock';
+import { sourceUrlKey } from '../../lib/urls';
+import type { EventsService } from '../events/events.service';
+import { agentInputSchema } from './agents.schemas';
+import { agents, type AgentRow } from './agents.table';
+import { computeTrustScore } from './trust-score';
+
+/**
+ * The one write path of the agents table. The agents service (single writes),
+ * `cli import` (bulk) and the demo seeder all write agents through it, so the
+ * rules live here once:
+ * - a row's derived columns: `source_url_key` from `source_url`, no status
+ *   message on an active agent, the trust score recomputed, `version` + 1 and
+ *   `updated_at` on a change;
+ * - the change cursor: every written row gets a fresh `change_seq` (max + 1,
+ *   read once per call and counted up under the write lock). That is also how
+ *   search indexes, profile caches and stats of every process learn of the
+ *   write (they read rows with a higher `change_seq` than they saw);
+ * - the webhook events of a write (`agent.registered`, `agent.updated`,
+ *   `agent.verified`), when the caller asks for them.
+ * Rows are written with plain prepared statements (values mapped by the drizzle
+ * columns, so they read back exactly as drizzle would return them): 100,000
+ * imported agents take about a second.
+ */
+
+/** What a new agent is given; every other column has its default or is derived. */
+export type NewAgentFields = Pick<AgentRow, 'id' | 'name' | 'tagline' | 'sourceUrl'> &
+  Partial<Omit<AgentRow, 'id' | 'name' | 'tagline' | 'sourceUrl' | 'sourceUrlKey' | 'trustScore' | 'version' | 'changeSeq'>>;
+
+/** A change of a row: what it was, what it becomes (from `changedRow`), and the public names of the fields that changed. */
+export interface AgentChange {
+  current: AgentRow;
+  next: AgentRow;
+  /** Profile field names for `agent.updated` (`verified` becoming true is an `agent.verified` instead). */
+  changedFields: readonly string[];
+}
+
+export type AgentWrite = { kind: 'create'; row: AgentRow } | ({ kind: 'update' } & AgentChange);
+
+export interface AgentWriteOptions {
+  /** Record the webhook events of these writes (default false: demo seeding and plain imports are silent). */
+  emitEvents?: boolean;
+  /** How an agent became verified, for `agent.verified` (default "moderator"). */
+  via?: string;
+}
+
+export interface AgentWritesDeps {
+  db: Db;
+  clock: Clock;
+  events: EventsService;
+}
+
+/** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
+const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
+
+const columns = getTableColumns(agents);
+type Key = keyof AgentRow;
+const ALL_KEYS = Object.keys(columns) as Key[];
+const UPDATE_KEYS = ALL_KEYS.filter((key) => key !== 'id');
+
+function driverValue(row: AgentRow, key: Key): unknown {
+  const value = row[key];
+  return value === null || value === undefined ? null : columns[key].mapToDriverValue(value);
+}
+
+export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
+  const latest = db.$client.prepare(`SELECT coalesce(max("${columns.changeSeq.name}"), 0) FROM "agents"`).pluck();
+  const insertRow = db.$client.prepare(
+    `INSERT INTO "agents" (${ALL_KEYS.map((key) => `"${columns[key].name}"`).join(', ')}) VALUES (${ALL_KEYS.map(() => '?').join(', ')})`,
+  );
+  const updateRow = db.$client.prepare(
+    `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
+  );
+  const updateTrust = db.$client.prepare(
+    `UPDATE "agents" SET "${columns.trustScore.name}" = ?, "${columns.changeSeq.name}" = ? WHERE "${columns.id.name}" = ?`,
+  );
+
+  /** Runs `work` in the caller's transaction, or in one of its own (never a savepoint per row). */
+  const inWriteTransaction = <T>(work: () => T): T => (db.$client.inTransaction ? work() : inTransaction(db, work));
+
+  /**
+   * The derived columns of a row, in place: source key (unless `keyOf` already has it for this
+   * source URL), status message rule, trust score at `at`.
+   */
+  const normalize = (row: AgentRow, at: Date, keyOf?: AgentRow): AgentRow => {
+    row.sourceUrlKey = keyOf && keyOf.sourceUrl === row.sourceUrl ? keyOf.sourceUrlKey : sourceUrlKey(row.sourceUrl);
+    if (row.status === 'active') row.statusMessage = null;
+    else if (row.statusMessage !== null) row.statusMessage = row.statusMessage.trim() || null;
+    row.trustScore = computeTrustScore(row, at);
+    return row;
+  };
+
+  const recordEvents = (write: AgentWrite, via: string): void => {
+    if (write.kind === 'create') {
+      const { row } = write;
+      if (!row.listed) return;
+      events.record('agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl });
+      if (row.verified) events.record('agent.verified', { agent_id: row.id, name: row.name, via });
+      return;
+    }
+    const { next, changedFields } = write;
+    // Becoming verified is its own event; the rest of the change is agent.updated.
+    const becameVerified = next.verified && changedFields.includes('verified');
+    const updated = becameVerified ? changedFields.filter((field) => field !== 'verified') : changedFields;
+    if (updated.length > 0) events.record('agent.updated', { agent_id: next.id, name: next.name, changed_fields: [...updated] });
+    if (becameVerified) events.record('agent.verified', { agent_id: next.id, name: next.name, via });
+  };
+
+  const writes = {
+    /** max(change_seq) as the database has it now, 0 for none (not cached: see agent-changes for readers). */
+    latestChangeSeq(): number {
+      return latest.get() as number;
+    },
+
+    /**
+     * A complete new row (not yet written): a field that is undefined gets its default, the derived columns are
+     * computed, the trust score as of `at` (default now). Field by field, no spreading: an import builds 100,000.
+     */
+    newRow(fields: NewAgentFields, at: Date = clock.now()): AgentRow {
+      const createdAt = fields.createdAt ?? at.toISOString();
+      const row: AgentRow = {
+        id: fields.id,
+        name: fields.name,
+        tagline: fields.tagline,
+        description: fields.description ?? INPUT_DEFAULTS.description,
+        author: fields.author ?? INPUT_DEFAULTS.author,
+        capabilities: fields.capabilities ?? [...INPUT_DEFAULTS.capabilities],
+        categories: fields.categories ?? [...INPUT_DEFAULTS.categories],
+        type: fields.type ?? INPUT_DEFAULTS.type,
+        sourceUrl: fields.sourceUrl,
+        sourceUrlKey: '',
+        verified: fields.verified ?? false,
+        listed: fields.listed ?? true,
+        status: fields.status ?? 'active',
+        statusMessage: fields.statusMessage ?? null,
+        ownerAccountId: fields.ownerAccountId ?? null,
+        ownerName: fields.ownerName ?? null,
+        agentCardUrl: fields.agentCardUrl ?? null,
+        skills: fields.skills ?? null,
+        agentCardEtag: fields.agentCardEtag ?? null,
+        agentCardFetchedAt: fields.agentCardFetchedAt ?? null,
+        trustScore: 0,
+        ratingCount: fields.ratingCount ?? 0,
+        ratingSum: fields.ratingSum ?? 0,
+        version: 1,
+        changeSeq: 0, // assigned when written
+        createdAt,
+        updatedAt: fields.updatedAt ?? createdAt,
+      };
+      return normalize(row, at);
+    },
+
+    /** `current` with `changes` applied, as a change: version + 1, updated_at now, derived columns again (not yet written). */
+    changedRow(current: AgentRow, changes: Partial<AgentRow>, at: Date = clock.now()): AgentRow {
+      // A URL is parsed only when the source changed: 100,000 updates of a tagline parse none.
+      return normalize({ ...current, ...changes, updatedAt: at.toISOString(), version: current.version + 1, changeSeq: 0 }, at, current);
+    },
+
+    /**
+     * Writes creates and updates, in order, each with the next change_seq (set on
+     * the given rows, which `newRow`/`changedRow` made), and records their events
+     * when asked. Runs in the caller's transaction, or in one of its own. Returns
+     * the rows as written.
+     */
+    write(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): AgentRow[] {
+      if (list.length === 0) return [];
+      return inWriteTransaction(() => {
+        let seq = writes.latestChangeSeq() + 1;
+        return list.map((write) => {
+          if (write.kind === 'create') {
+            write.row.changeSeq = seq++;
+            insertRow.run(...ALL_KEYS.map((key) => driverValue(write.row, key)));
+            if (emitEvents) recordEvents(write, via);
+            return write.row;
+          }
+          write.next.changeSeq = seq++;
+          updateRow.run(...UPDATE_KEYS.map((key) => driverValue(write.next, key)), write.next.id);
+          if (emitEvents) recordEvents(write, via);
+          return write.next;
+        });
+      });
+    },
+
+    /** One new agent (see `write`). */
+    create(row: AgentRow, options: AgentWriteOptions = {}): AgentRow {
+      return writes.write([{ kind: 'create', row }], options)[0]!;
+    },
+
+    /** One change (see `write`). */
+    update(change: AgentChange, options: AgentWriteOptions = {}): AgentRow {
+      return writes.write([{ kind: 'update', ...change }], options)[0]!;
+    },
+
+    /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
+    touch(row: AgentRow): void {
+      updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id);
+    },
+
+    /** New trust scores (the age part moves daily): each a change like any other (change_seq), nothing else touched. */
+    setTrustScores(scores: readonly { id: string; score: number }[]): void {
+      if (scores.length === 0) return;
+      inWriteTransaction(() => {
+        let seq = writes.latestChangeSeq() + 1;
+        for (const { id, score } of scores) updateTrust.run(score, seq++, id);
+      });
+    },
+  };
+  return writes;
+}
+
+export type AgentWrites = ReturnType<typeof createAgentWrites>;
