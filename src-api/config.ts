@@ -98,6 +98,11 @@ export const configSchema = z.object({
   /** Let claim checks and webhooks reach private and loopback addresses (local tests only). */
   allowPrivateUrls: z.boolean(),
   rateLimit: rateLimitConfigSchema,
+  /**
+   * Redis (`redis://…` or `rediss://…`) holding the rate-limit and sign-in counters, shared by every process
+   * on it (contract section 8); undefined: counted in this process's memory.
+   */
+  redisUrl: z.string().optional(),
   transport: transportConfigSchema,
   webhooks: webhookConfigSchema,
   /** Bearer token for the admin tRPC API; undefined means "read or create <dataDir>/admin-token". */
@@ -275,6 +280,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
     };
   }
   if (env.AGENTDIR_PUBLIC_URL) overrides.publicUrl = parsePublicUrl(env.AGENTDIR_PUBLIC_URL, 'AGENTDIR_PUBLIC_URL');
+  if (env.AGENTDIR_REDIS_URL) overrides.redisUrl = parseRedisUrl(env.AGENTDIR_REDIS_URL, 'AGENTDIR_REDIS_URL');
   return overrides;
 }
 
@@ -329,6 +335,20 @@ export function parseForgeRawBases(value: string, source: string): Record<string
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/** `--redis-url` / AGENTDIR_REDIS_URL: redis://[user:password@]host[:port][/db] or rediss:// (TLS). */
+export function parseRedisUrl(value: string, source: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) {
+    throw new Error(`${source} must be a redis://host:port URL (or rediss:// for TLS), got "${value}"`);
+  }
+  return value;
 }
 
 export function parsePort(value: string, source: string): number {

@@ -6,6 +6,7 @@ import {
   parseOnOff,
   parsePort,
   parsePublicUrl,
+  parseRedisUrl,
   parseTrustProxy,
   type ConfigOverrides,
   type MetricsAccess,
@@ -51,6 +52,11 @@ async function main(argv: string[]): Promise<void> {
       '--smtp-url <url>',
       'send mail through this SMTP server, smtp://user:pass@host:port (env AGENTDIR_SMTP_URL); without it mails are .eml files in <data-dir>/mail/',
     )
+    .option(
+      '--redis-url <url>',
+      'count rate limits and sign-in attempts in this Redis, shared by every process (env AGENTDIR_REDIS_URL)',
+      (value) => wrap(() => parseRedisUrl(value, '--redis-url')),
+    )
     .option('--mail-from <address>', 'the From address of mails (env AGENTDIR_MAIL_FROM)')
     .option('--public-url <url>', 'base of the links in mails (default http://<host>:<port>, env AGENTDIR_PUBLIC_URL)', (value) =>
       wrap(() => parsePublicUrl(value, '--public-url')),
@@ -72,6 +78,7 @@ async function main(argv: string[]): Promise<void> {
     smtpUrl?: string;
     mailFrom?: string;
     publicUrl?: string;
+    redisUrl?: string;
   }>();
 
   const fromEnv = configFromEnv(process.env);
@@ -87,6 +94,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.searchCache !== undefined && { searchCache: flags.searchCache }),
     ...(flags.metrics !== undefined && { metrics: flags.metrics }),
     ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
+    ...(flags.redisUrl !== undefined && { redisUrl: flags.redisUrl }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
     mail: {
       ...fromEnv.mail,

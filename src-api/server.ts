@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolveAdminToken } from './admin-token';
 import { databasePath, type Config } from './config';
 import { openDatabase } from './db/client';
+import { connectRedis } from './lib/redis';
 import { seedDemoDirectory } from './demo/seed-demo';
 import { buildApp, API_PREFIX } from './http/app';
 import { createServices, type Services } from './services';
@@ -26,8 +27,10 @@ export interface StartServerOptions {
 
 /** Opens the data dir, seeds the demo directory if asked and empty, and listens. */
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
+  // Limits shared with other processes need their Redis: unreachable, the server does not start (RedisUnreachableError).
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   const db = openDatabase(databasePath(config), { migrationsFolder: options.migrationsFolder });
-  const services = createServices({ db, config });
+  const services = createServices({ db, config, redis });
   if (config.demoData && services.agents.countListed() === 0) {
     // Same agents and text on every machine; dates end today, so the console's
     // "last 30 days" charts show a living directory whenever it is seeded.
@@ -109,6 +112,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       await services.mailWorker.stop();
       services.keyUsage.flush();
       db.$client.close();
+      await redis?.quit();
     },
   };
 }

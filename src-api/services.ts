@@ -1,5 +1,7 @@
+import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Db } from './db/client';
+import { createRateLimiter, createRedisRateLimiter } from './http/rate-limit';
 import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
@@ -7,6 +9,7 @@ import { createPublicUrl } from './lib/public-url';
 import { createSafeFetch } from './lib/safe-fetch';
 import { createAccountRecords } from './modules/accounts/account-records';
 import { createAccountsService } from './modules/accounts/accounts.service';
+import { createRedisSignInLimiter, createSignInLimiter } from './modules/accounts/sign-in-limiter';
 import { createAgentCardRefresher } from './modules/agents/agent-card-refresh';
 import { createAgentWrites } from './modules/agents/agent-writes';
 import { createAgentsService } from './modules/agents/agents.service';
@@ -37,10 +40,12 @@ export interface ServiceDeps {
   config: Config;
   clock?: Clock;
   ids?: IdGenerator;
+  /** The connected Redis of `--redis-url` (startServer connects it): limits shared by every process. */
+  redis?: Redis;
 }
 
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
-export function createServices({ db, config, clock = systemClock, ids = createIdGenerator() }: ServiceDeps) {
+export function createServices({ db, config, clock = systemClock, ids = createIdGenerator(), redis }: ServiceDeps) {
   const base = { db, clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
@@ -59,7 +64,15 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
   const keyUsage = createKeyUsage(base);
-  const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit });
+  // Limits (contract section 3): the request windows and failed sign-ins, counted in Redis when there is one, else here.
+  const rateLimits = redis ? createRedisRateLimiter(config.rateLimit, redis) : createRateLimiter(config.rateLimit);
+  const signInOptions = {
+    maxFailures: config.accounts.signInMaxFailures,
+    windowMs: config.accounts.signInWindowMs,
+    enabled: config.rateLimit.enabled,
+  };
+  const signInLimits = redis ? createRedisSignInLimiter(signInOptions, redis) : createSignInLimiter(signInOptions);
+  const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit, signInLimits });
   const accountRecords = createAccountRecords(base);
   // Closing an account revokes its keys, detaches its records (they stay, without an owner) and removes its endpoints (below).
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
@@ -121,6 +134,8 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     ids,
     dnsResolver,
     safeFetch,
+    redis,
+    rateLimits,
     audit,
     events,
     keys,

@@ -19,7 +19,7 @@ import { installMetrics } from '../modules/metrics/metrics.routes';
 import type { Services } from '../services';
 import { API_VERSION } from '../version';
 import { logIfServerError, problem, sendProblem, toProblem, type Problem } from './problem';
-import { clientBucket, createRateLimiter, rateLimitHeaders, type RateLimitDecision, type RateLimitPolicy } from './rate-limit';
+import { clientBucket, rateLimitHeaders, type RateLimitDecision, type RateLimitPolicy } from './rate-limit';
 import { createOpenApiRouteInfo, polishOpenApiDocument } from './openapi';
 import { apiRoutes } from './routes';
 import {
@@ -170,8 +170,9 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   const apiRouteTable: ApiRouteEntry[] = [];
   app.decorate('apiRouteTable', apiRouteTable);
 
-  // One limiter for every limited scope (/api/v1 and /mcp), so that a client has one budget of reads.
-  const limiter = createRateLimiter(config.rateLimit);
+  // One limiter for every limited scope (/api/v1 and /mcp), so that a client has one budget of reads
+  // (in memory, or in Redis with --redis-url: see services.ts).
+  const limiter = services.rateLimits;
   const enforce = (reply: FastifyReply, decision: RateLimitDecision): void => {
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {
@@ -190,14 +191,14 @@ export async function buildApp({ services, config, extensions = [], logger, admi
           request.apiKeyId = services.keys.authenticate(key);
         } catch (error) {
           // Guessing keys costs the guesser's IP its read budget: counted before the 401.
-          if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, limiter.hit('reads', client, false));
+          if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, await limiter.hit('reads', client, false));
           throw error;
         }
       }
       const policy = request.routeOptions.config.rateLimit;
       if (!policy || !config.rateLimit.enabled) return;
       const keyed = policy === 'reads' && request.apiKeyId !== undefined;
-      enforce(reply, limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
+      enforce(reply, await limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
     });
 
     // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config';
 
 /** Which budget a route spends from: reads (per IP, or per key) or writes (per IP). */
@@ -19,6 +20,18 @@ export interface RateLimitDecision {
 interface Window {
   count: number;
   resetAt: number;
+}
+
+/** Counts requests against the limits: in this process's memory, or in Redis for every process at once. */
+export interface RateLimits {
+  /** Counts one request from `client` (an IP bucket, or an API key id for keyed reads) and says whether it is allowed. */
+  hit(policy: RateLimitPolicy, client: string, keyed: boolean): RateLimitDecision | Promise<RateLimitDecision>;
+}
+
+/** The budget a request spends from, as the headers name it. */
+function budgetOf(config: RateLimitConfig, policy: RateLimitPolicy, keyed: boolean): { name: string; quota: number } {
+  if (policy === 'writes') return { name: 'writes', quota: config.writes };
+  return keyed ? { name: 'reads-key', quota: config.keyedReads } : { name: 'reads', quota: config.anonymousReads };
 }
 
 /**
@@ -54,8 +67,7 @@ export function createRateLimiter(config: RateLimitConfig, now: () => number = D
     hit(policy: RateLimitPolicy, client: string, keyed: boolean): RateLimitDecision {
       const time = now();
       sweep(time);
-      const name = policy === 'writes' ? 'writes' : keyed ? 'reads-key' : 'reads';
-      const quota = policy === 'writes' ? config.writes : keyed ? config.keyedReads : config.anonymousReads;
+      const { name, quota } = budgetOf(config, policy, keyed);
       const mapKey = `${name}\u0000${client}`;
       let window = windows.get(mapKey);
       if (!window || window.resetAt <= time) {
@@ -79,6 +91,57 @@ export function createRateLimiter(config: RateLimitConfig, now: () => number = D
     /** Counters held now (bounded by maxClients). */
     get size(): number {
       return windows.size;
+    },
+  };
+}
+
+/**
+ * One fixed window in Redis, decided atomically: count the request if the
+ * window has room, start the window's expiry with its first request.
+ * Returns {allowed 0|1, count in window, milliseconds left}.
+ */
+const WINDOW_SCRIPT = `
+local quota = tonumber(ARGV[1])
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+local allowed = 0
+if count < quota then
+  count = redis.call('INCR', KEYS[1])
+  allowed = 1
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {allowed, count, ttl}
+`;
+
+/**
+ * The same fixed windows, counted in Redis (`--redis-url`): exact across every
+ * process on it, one script run per decision. Without an answer from Redis
+ * (an outage) a request is let through and the outage logged by the client:
+ * the directory stays up, unlimited, until Redis is back.
+ */
+export function createRedisRateLimiter(config: RateLimitConfig, redis: Redis, prefix = 'agentdir:rate:'): RateLimits {
+  const windowSeconds = Math.ceil(config.windowMs / 1000);
+  return {
+    async hit(policy, client, keyed) {
+      const { name, quota } = budgetOf(config, policy, keyed);
+      let result: [number, number, number];
+      try {
+        result = (await redis.eval(WINDOW_SCRIPT, 1, `${prefix}${name}:${client}`, quota, config.windowMs)) as [number, number, number];
+      } catch {
+        return { allowed: true, name, quota, remaining: quota, resetSeconds: windowSeconds, windowSeconds };
+      }
+      const [allowed, count, ttl] = result;
+      return {
+        allowed: allowed === 1,
+        name,
+        quota,
+        remaining: Math.max(0, quota - count),
+        resetSeconds: Math.max(1, Math.ceil(ttl / 1000)),
+        windowSeconds,
+      };
     },
   };
 }

@@ -21,7 +21,7 @@ import { accounts, type AccountRole, type AccountRow } from './accounts.table';
 import { accountMails } from './account-mails';
 import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords';
 import { createSessions } from './sessions';
-import { createSignInLimiter } from './sign-in-limiter';
+import type { SignInLimits } from './sign-in-limiter';
 import { createOneTimeTokens } from './tokens';
 
 const HOUR = 60 * 60_000;
@@ -38,6 +38,8 @@ export interface AccountsServiceDeps {
   mail: MailService;
   publicUrl: PublicUrl;
   audit: AuditService;
+  /** The failed sign-in counters (in memory, or in Redis shared by every process). */
+  signInLimits: SignInLimits;
 }
 
 /** What closing an account takes with it besides the row; given by services.ts (keys, webhook endpoints). */
@@ -69,14 +71,9 @@ export const accountActor = (row: Pick<AccountRow, 'id' | 'email'>): string => `
  * caller whether an address has an account: sign-up and reset answer the same,
  * and sign-in spends the same hashing time for unknown addresses.
  */
-export function createAccountsService({ db, clock, ids, config, mail, publicUrl, audit }: AccountsServiceDeps) {
+export function createAccountsService({ db, clock, ids, config, mail, publicUrl, audit, signInLimits: limiter }: AccountsServiceDeps) {
   const tokens = createOneTimeTokens({ db, clock, ids });
   const sessions = createSessions({ db, clock, ids, config: config.accounts });
-  const limiter = createSignInLimiter({
-    maxFailures: config.accounts.signInMaxFailures,
-    windowMs: config.accounts.signInWindowMs,
-    enabled: config.rateLimit.enabled,
-  });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
   const renameHooks: Array<(accountId: string, name: string) => void> = [];
@@ -178,17 +175,17 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
      */
     async signIn(email: string, password: string, ip: string): Promise<{ account: Account; token: string; expiresAt: Date }> {
       const limitKeys = [`email:${emailKeyOf(email)}`, `ip:${ip}`];
-      const wait = limiter.retryAfterSeconds(limitKeys);
+      const wait = await limiter.retryAfterSeconds(limitKeys);
       if (wait > 0) throw new RateLimitedError(wait, 'sign-in');
       const row = byEmail(email);
       const ok = row?.passwordHash ? await verifyPassword(row.passwordHash, password) : await verifyAgainstDummy(password);
       if (!row || !ok) {
-        limiter.recordFailure(limitKeys);
+        await limiter.recordFailure(limitKeys);
         throw new InvalidCredentialsError();
       }
       if (row.disabledAt) throw new ForbiddenError('This account has been disabled by an administrator', 'account_disabled');
       if (!row.emailVerifiedAt) throw new EmailNotVerifiedError();
-      limiter.recordSuccess(limitKeys[0]!);
+      await limiter.recordSuccess(limitKeys[0]!);
       const session = inTransaction(db, () => sessions.create(row.id));
       return { account: toAccount(row), ...session };
     },
