@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
 import { BLOCK_SIZE } from '../../src-api/modules/search/accelerators';
-import { pruningStats } from '../../src-api/modules/search/pruned';
+import { BOUND_ORDER_BLOCKS, pruningStats } from '../../src-api/modules/search/pruned';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 
 /** mulberry32: reproducible random corpora, so a failure names its seed. */
@@ -142,5 +142,24 @@ describe('pruned top-k', () => {
     expect(pruned.total).toBeGreaterThan(10_000);
     expect(blocks).toBe(Math.ceil(20_000 / BLOCK_SIZE));
     expect(scored).toBeLessThan(blocks / 10);
+  });
+
+  it('stays exact for several common words on a large corpus: bound order, then the slot-order sweep over impact columns', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(77, 20_000)) index.apply(agent);
+    index.compact();
+    const r = random(78);
+    let swept = 0;
+    for (let i = 0; i < 60; i++) {
+      const words = 2 + r.int(2);
+      const q = Array.from({ length: words }, () => r.pick([...COMMON, 'agents', 'dataset', 'deploy'])).join(' ');
+      const filters: SearchFilters = i % 5 === 0 ? { minTrust: 25 } : i % 7 === 0 ? { type: r.pick(AGENT_TYPES) } : {};
+      const limit = r.pick([1, 10, 20, 50]);
+      const pruned = index.search(q, limit, filters, 'pruned');
+      if (pruningStats.scored > BOUND_ORDER_BLOCKS) swept++;
+      expect(pruned, JSON.stringify({ q, limit, filters })).toEqual(index.search(q, limit, filters, 'exhaustive'));
+    }
+    // The sweep was reached (else this test would not cover it).
+    expect(swept).toBeGreaterThan(0);
   });
 });

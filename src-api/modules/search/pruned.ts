@@ -1,5 +1,5 @@
 import { BLOCK_BITS, BLOCK_SIZE, forEachNamed } from './accelerators';
-import { andInto, anyBitIn, countBits, grownBits, hasBit, orInto, popcount32, retainBits, setBit } from './bitsets';
+import { andInto, countBits, grownBits, hasBit, orInto, popcount32, retainBits, setBit } from './bitsets';
 import { DEPRECATED_FACTOR, IMPACT_SCALE, type IndexStore } from './index-store';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
 import type { ParsedQuery } from './text';
@@ -45,6 +45,8 @@ export function prunedSearch(
   const { requireAll, total } = matchingBits(store, plan, filter, scratch, words);
   const matching = scratch.matching;
   const top = new TopK(limit, store.trust, store.docIds);
+  pruningStats.blocks = 0;
+  pruningStats.scored = 0;
   if (total === 0 || limit <= 0) return { hits: [], total };
 
   const weights = plan.map(({ expansions }) =>
@@ -52,14 +54,25 @@ export function prunedSearch(
       store.documentFrequency[termId] === 0 ? 0 : termWeight(store, expansions, termId, factor),
     ),
   );
-  const scorer = new BlockScorer(store, plan, weights, matching, parsed.nameKey, requireAll);
+  const scorer = new BlockScorer(store, plan, weights, matching, parsed.nameKey, requireAll, scratch);
 
   // 2. Tail slots, in full.
   scorer.scoreTails(top);
 
-  // 3. Base blocks, best bound first.
+  // 3. Base blocks. A block is one word of the bitsets (BLOCK_SIZE = 32), so "any match in the block" is one load.
   const blocks = (store.baseSlotCount + BLOCK_SIZE - 1) >>> BLOCK_BITS;
   if (blocks === 0) return { hits: publicHits(store, top), total };
+  pruningStats.blocks = blocks;
+  let nonEmpty = 0;
+  for (let block = 0; block < blocks; block++) if (matching[block] !== 0) nonEmpty++;
+  if (nonEmpty * DIRECT_SHARE <= blocks) {
+    // Few blocks hold a match (filters, or words that rarely meet): scoring them is cheaper than bounding every block.
+    for (let block = 0; block < blocks; block++) if (matching[block] !== 0) scorer.scoreBlock(block, top);
+    pruningStats.scored = nonEmpty;
+    return { hits: publicHits(store, top), total };
+  }
+
+  // Best bound first.
   const bounds = scratch.bounds(termCount, blocks);
   for (let t = 0; t < termCount; t++) termBlockBounds(store, plan[t]!, weights[t]!, bounds[t]!, blocks);
   const nameBonus = scratch.nameBonus(blocks);
@@ -67,8 +80,12 @@ export function prunedSearch(
     if (slot < store.baseSlotCount && hasBit(matching, slot)) nameBonus[slot >>> BLOCK_BITS] = 1;
   });
   const heap = scratch.blockHeap(blocks);
+  const keys = scratch.blockKeys(blocks);
   for (let block = 0; block < blocks; block++) {
-    if (!anyBitIn(matching, block << BLOCK_BITS, Math.min(store.baseSlotCount, (block + 1) << BLOCK_BITS))) continue;
+    if (matching[block] === 0) {
+      keys[block] = -1;
+      continue;
+    }
     let sum = 0;
     let present = 0;
     for (let t = 0; t < termCount; t++) {
@@ -79,18 +96,44 @@ export function prunedSearch(
       }
     }
     // As the score: (matched words + exact name) + min(0.9999, sum / words).
-    heap.push(block, (requireAll ? termCount : present) + nameBonus[block]! + Math.min(0.9999, sum / termCount));
+    const key = (requireAll ? termCount : present) + nameBonus[block]! + Math.min(0.9999, sum / termCount);
+    keys[block] = key;
+    heap.push(block, key);
   }
   heap.heapify();
-  pruningStats.blocks = blocks;
-  pruningStats.scored = 0;
-  while (heap.size > 0) {
-    if (top.full && heap.topKey < top.worstScore) break;
-    scorer.scoreBlock(heap.pop(), top);
-    pruningStats.scored++;
+  // Best bound first, for a while: that raises the bar (the k-th best score) fastest.
+  let popped = 0;
+  while (heap.size > 0 && popped < BOUND_ORDER_BLOCKS) {
+    if (top.full && heap.topKey < top.worstScore) return { hits: publicHits(store, top), total: finish(popped) };
+    const block = heap.pop();
+    scorer.scoreBlock(block, top);
+    keys[block] = -1;
+    popped++;
   }
-  return { hits: publicHits(store, top), total };
+  // Then the blocks still above the bar in slot order: the postings and impact columns are read front to back,
+  // which costs far less than jumping between blocks when many blocks are left (words that each are in many agents).
+  let swept = 0;
+  if (heap.size > 0) {
+    for (let block = 0; block < blocks; block++) {
+      const key = keys[block]!;
+      if (key < 0 || (top.full && key < top.worstScore)) continue;
+      scorer.scoreBlock(block, top);
+      swept++;
+    }
+  }
+  return { hits: publicHits(store, top), total: finish(popped + swept) };
+
+  function finish(scored: number): number {
+    pruningStats.scored = scored;
+    return total;
+  }
 }
+
+/** Blocks scored in bound order before the rest are swept in slot order. */
+export const BOUND_ORDER_BLOCKS = 64;
+
+/** Score the blocks holding a match directly (no bounds, no heap) when at most one block in this many holds one. */
+const DIRECT_SHARE = 16;
 
 /** Step 1: the matching slots into `scratch.matching`; whether they must have every word, and how many there are. */
 function matchingBits(
@@ -175,6 +218,13 @@ class BlockScorer {
   private touchedCount = 0;
   private readonly termCount: number;
 
+  /** The base postings to read, flattened: per query word (in plan order) its expansions' term ids and scaled weights. */
+  private readonly wordEnds: Int32Array;
+  private readonly termIds: Int32Array;
+  private readonly scaled: Float64Array;
+  private readonly fullMask: number;
+  private readonly local: PruningScratch;
+
   constructor(
     private readonly store: IndexStore,
     private readonly plan: PlannedTerm[],
@@ -182,8 +232,25 @@ class BlockScorer {
     private readonly matching: Uint32Array,
     private readonly nameKey: number,
     private readonly requireAll: boolean,
+    scratch: PruningScratch,
   ) {
     this.termCount = plan.length;
+    this.fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
+    this.local = scratch;
+    const termIds: number[] = [];
+    const scaled: number[] = [];
+    this.wordEnds = new Int32Array(this.termCount);
+    plan.forEach((term, t) => {
+      term.expansions.terms.forEach(({ termId }, e) => {
+        const weight = weights[t]![e]!;
+        if (weight === 0 || termId >= store.baseTermCount) return;
+        termIds.push(termId);
+        scaled.push(weight / IMPACT_SCALE);
+      });
+      this.wordEnds[t] = termIds.length;
+    });
+    this.termIds = Int32Array.from(termIds);
+    this.scaled = Float64Array.from(scaled);
   }
 
   scoreTails(top: TopK): void {
@@ -209,41 +276,84 @@ class BlockScorer {
     this.offerTouched(top);
   }
 
+  /**
+   * Scores the matching agents of one base block, as the exhaustive scorer does: per word the best of its
+   * expansions (kept as a float32, as `termBest`), summed in plan order, then the public score.
+   */
   scoreBlock(block: number, top: TopK): void {
-    const { store, matching } = this;
-    const { baseSlots, baseImpacts, baseOffsets, termBest: best, termTouched } = store;
+    const { store } = this;
     const from = block << BLOCK_BITS;
+    // The last base block may reach into tail slots: those were scored with the tails.
+    const beyond = store.baseSlotCount - from;
+    const bits = beyond >= BLOCK_SIZE ? this.matching[block]! : this.matching[block]! & ((1 << beyond) - 1);
+    if (bits === 0) return;
     const to = from + BLOCK_SIZE;
-    this.plan.forEach((term, t) => {
-      let termTouchedCount = 0;
-      term.expansions.terms.forEach(({ termId }, e) => {
-        const weight = this.weights[t]![e]!;
-        if (weight === 0 || termId >= store.baseTermCount) return;
-        const scaled = weight / IMPACT_SCALE;
-        const starts = store.blockStarts[termId];
+    const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;
+    const { termIds, scaled, wordEnds } = this;
+    const { blockBest: best, blockSums: sums, blockMasks: masks } = this.local;
+    let e = 0;
+    for (let t = 0; t < this.termCount; t++) {
+      const wordEnd = wordEnds[t]!;
+      for (; e < wordEnd; e++) {
+        const termId = termIds[e]!;
+        const weight = scaled[e]!;
+        const column = impactColumns[termId];
+        if (column !== undefined) {
+          // One load per matching agent: the same impact, so the same float operations as the walk below.
+          for (let rest = bits; rest !== 0; rest &= rest - 1) {
+            const offset = 31 - Math.clz32(rest & -rest);
+            const impact = column[from + offset]!;
+            if (impact === 0) continue;
+            const score = weight * impact;
+            if (score > best[offset]!) best[offset] = score;
+          }
+          continue;
+        }
+        const starts = blockStarts[termId];
         let p: number;
         let end: number;
         if (starts !== undefined) {
           p = starts[block]!;
           end = starts[block + 1]!;
         } else {
-          p = lowerBound(baseSlots, baseOffsets[termId]!, baseOffsets[termId + 1]!, from);
           end = baseOffsets[termId + 1]!;
+          p = lowerBound(baseSlots, baseOffsets[termId]!, end, from);
         }
         for (; p < end; p++) {
           const slot = baseSlots[p]!;
           if (slot >= to) break;
-          if (!hasBit(matching, slot)) continue;
-          const score = scaled * baseImpacts[p]!;
-          if (score > best[slot]!) {
-            if (best[slot] === 0) termTouched[termTouchedCount++] = slot;
-            best[slot] = score;
-          }
+          const offset = slot - from;
+          if ((bits & (1 << offset)) === 0) continue;
+          const score = weight * baseImpacts[p]!;
+          if (score > best[offset]!) best[offset] = score;
         }
-      });
-      this.addTerm(term.bit, termTouchedCount);
-    });
-    this.offerTouched(top);
+      }
+      const bit = 1 << t;
+      for (let rest = bits; rest !== 0; rest &= rest - 1) {
+        const offset = 31 - Math.clz32(rest & -rest);
+        const termBest = best[offset]!;
+        if (termBest > 0) {
+          sums[offset] = sums[offset]! + termBest;
+          masks[offset] = masks[offset]! | bit;
+          best[offset] = 0;
+        }
+      }
+    }
+    const { nameKeys, deprecated } = store;
+    for (let rest = bits; rest !== 0; rest &= rest - 1) {
+      const offset = 31 - Math.clz32(rest & -rest);
+      const mask = masks[offset]!;
+      if (mask !== 0 && (!this.requireAll || mask === this.fullMask)) {
+        const slot = from + offset;
+        const relevance = Math.min(0.9999, sums[offset]! / this.termCount);
+        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const score = popcount32(mask) + exactName + relevance;
+        // Demoting deprecated agents only lowers a score: block bounds still hold.
+        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+      }
+      sums[offset] = 0;
+      masks[offset] = 0;
+    }
   }
 
   /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */
@@ -328,8 +438,12 @@ class BlockHeap {
       if (left < size && keys[left]! > keys[best]!) best = left;
       if (right < size && keys[right]! > keys[best]!) best = right;
       if (best === index) return;
-      [blocks[best], blocks[index]] = [blocks[index]!, blocks[best]!];
-      [keys[best], keys[index]] = [keys[index]!, keys[best]!];
+      const block = blocks[best]!;
+      blocks[best] = blocks[index]!;
+      blocks[index] = block;
+      const key = keys[best]!;
+      keys[best] = keys[index]!;
+      keys[index] = key;
       index = best;
     }
   }
@@ -345,6 +459,11 @@ class PruningScratch {
   private bonus = new Uint8Array(0);
   private heapBlocks = new Int32Array(0);
   private heapKeys = new Float64Array(0);
+  private keys = new Float64Array(0);
+  /** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
+  readonly blockBest = new Float32Array(BLOCK_SIZE);
+  readonly blockSums = new Float64Array(BLOCK_SIZE);
+  readonly blockMasks = new Uint32Array(BLOCK_SIZE);
 
   bitsets(words: number) {
     this.matching = grownBits(this.matching, words);
@@ -359,6 +478,12 @@ class PruningScratch {
       if ((this.termBounds[t]?.length ?? 0) < blocks) this.termBounds[t] = new Float32Array(blocks * 2);
     }
     return this.termBounds;
+  }
+
+  /** Each block's bound (-1: nothing to score there). */
+  blockKeys(blocks: number): Float64Array {
+    if (this.keys.length < blocks) this.keys = new Float64Array(blocks * 2);
+    return this.keys;
   }
 
   nameBonus(blocks: number): Uint8Array {

@@ -73,7 +73,12 @@ export class TopK {
   }
 
   private swap(a: number, b: number): void {
-    [this.slots[a], this.slots[b]] = [this.slots[b]!, this.slots[a]!];
-    [this.scores[a], this.scores[b]] = [this.scores[b]!, this.scores[a]!];
+    // Temporaries, not a destructuring swap: that allocates an array per swap on a hot path.
+    const slot = this.slots[a]!;
+    this.slots[a] = this.slots[b]!;
+    this.slots[b] = slot;
+    const score = this.scores[a]!;
+    this.scores[a] = this.scores[b]!;
+    this.scores[b] = score;
   }
 }
