@@ -20,7 +20,16 @@ import { createConfig, databasePath } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { createServices } from '../src-api/services';
 import { evaluate } from './quality/evaluate';
-import { classSearches, createRandom, generateAgents, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './lib/dataset';
+import {
+  classSearches,
+  createRandom,
+  generateAgents,
+  mixedSearches,
+  qualityQueries,
+  SEARCH_CLASSES,
+  writeAgentsJsonl,
+  type BenchAgent,
+} from './lib/dataset';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -84,7 +93,7 @@ async function main(): Promise<void> {
     console.error(`Generating ${options.agents.toLocaleString('en')} agents…`);
     const agents = generateAgents(options.agents);
     const file = path.join(work, 'agents.jsonl');
-    fs.writeFileSync(file, agents.map((agent) => JSON.stringify(agent)).join('\n') + '\n');
+    await writeAgentsJsonl(file, agents);
 
     // 1. Import through the real CLI.
     // The compiled CLI and server, as `npm run cli` / `npm run serve` run them: build them first if needed, untimed.

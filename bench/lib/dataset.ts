@@ -4,6 +4,9 @@
  * categories and capabilities, and a distinctive word in every name so that
  * quality can be measured (each query has one right answer).
  */
+import fs from 'node:fs';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 
 export interface BenchAgent {
@@ -194,6 +197,23 @@ export function generateAgents(count: number, seed = 42): BenchAgent[] {
     });
   }
   return agents;
+}
+
+/**
+ * Writes the agents as JSONL, a slice at a time: at 1,000,000 agents the whole
+ * file (about 670 MB) is longer than V8's longest string, so it is never built as one.
+ */
+export async function writeAgentsJsonl(file: string, agents: readonly BenchAgent[]): Promise<void> {
+  const out = fs.createWriteStream(file);
+  for (let i = 0; i < agents.length; i += 10_000) {
+    const chunk = agents
+      .slice(i, i + 10_000)
+      .map((agent) => JSON.stringify(agent))
+      .join('\n');
+    if (!out.write(`${chunk}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await finished(out);
 }
 
 /** One or two edits (substitution, deletion, insertion, transposition) inside a word. */

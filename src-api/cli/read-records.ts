@@ -23,6 +23,28 @@ const CLOSE_BRACKET = 93;
 const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
 
+/**
+ * As `readRecords`, from the file's bytes: JSONL is decoded a line at a time,
+ * so a file longer than V8's longest string (about 512 MB: 1,000,000 agents)
+ * can be imported. A JSON array is decoded whole, as `readRecords` needs it.
+ */
+export function readRecordsFromBytes(bytes: Buffer): ReadResult {
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let first = bom;
+  while (first < bytes.length && (bytes[first] === 32 || bytes[first] === 9 || bytes[first] === 10 || bytes[first] === 13)) first++;
+  if (bytes[first] === OPEN_BRACKET) return readRecords(bytes.toString('utf8', bom));
+  const records: ImportRecord[] = [];
+  const issues: ImportIssue[] = [];
+  let line = 1;
+  for (let start = bom; start < bytes.length; line++) {
+    const newline = bytes.indexOf(NEWLINE, start);
+    const end = newline === -1 ? bytes.length : newline;
+    readJsonLine(bytes.toString('utf8', start, end), line, records, issues);
+    start = end + 1;
+  }
+  return { format: 'jsonl', records, issues };
+}
+
 export function readRecords(text: string): ReadResult {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const first = body.search(/\S/);
@@ -34,16 +56,18 @@ function readJsonLines(text: string): ReadResult {
   const records: ImportRecord[] = [];
   const issues: ImportIssue[] = [];
   const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (line.trim() === '') continue;
-    try {
-      records.push({ value: JSON.parse(line), line: i + 1 });
-    } catch (error) {
-      issues.push({ line: i + 1, pointer: '', detail: `invalid JSON: ${jsonErrorReason(error)}` });
-    }
-  }
+  for (let i = 0; i < lines.length; i++) readJsonLine(lines[i]!, i + 1, records, issues);
   return { format: 'jsonl', records, issues };
+}
+
+/** One JSONL line (blank: skipped) into `records`, or its syntax error into `issues`. */
+function readJsonLine(text: string, line: number, records: ImportRecord[], issues: ImportIssue[]): void {
+  if (text.trim() === '') return;
+  try {
+    records.push({ value: JSON.parse(text), line });
+  } catch (error) {
+    issues.push({ line, pointer: '', detail: `invalid JSON: ${jsonErrorReason(error)}` });
+  }
 }
 
 /**
