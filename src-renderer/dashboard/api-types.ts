@@ -166,6 +166,20 @@ export interface AgentReview {
   reply: { body: string; created_at: string; updated_at: string } | null;
 }
 
+/** A rename or source move the account asked for (GET /me/edit-requests). */
+export interface OwnEditRequest {
+  id: string;
+  agent_id: string;
+  agent_name: string | null;
+  changes: { name?: string; source_url?: string };
+  before: { name?: string; source_url?: string };
+  status: 'pending' | 'approved' | 'rejected';
+  /** The moderator's reason, once rejected. */
+  reason: string | null;
+  decided_at: string | null;
+  created_at: string;
+}
+
 /** A page of a list endpoint, whatever its items are called on the wire. */
 export interface ListPage<T> {
   items: T[];

@@ -12,6 +12,7 @@ import type {
   AgentReview,
   OwnedAgent,
   OwnedAgentPatch,
+  OwnEditRequest,
   EditRequestReceipt,
   RestDelivery,
   RestTestResult,
@@ -167,6 +168,9 @@ export const api = {
     /** The public reviews of the agent, newest first, each with the owner's reply. */
     reviews: (agentId: string, query: { page?: number; limit?: number } = {}) =>
       list<AgentReview>(`/agents/${id(agentId)}/reviews`, 'reviews', query),
+    /** The renames and source moves the account asked for, newest first, with the moderators' reasons. */
+    editRequests: (query: { page?: number; limit?: number; status?: OwnEditRequest['status'] } = {}) =>
+      list<OwnEditRequest>('/me/edit-requests', 'edit_requests', query),
     /** 201 with the review and its reply; replying again replaces the reply. */
     reply: (agentId: string, reviewId: string, body: string) =>
       request<AgentReview>('POST', `/me/agents/${id(agentId)}/reviews/${id(reviewId)}/reply`, { body: { body } }),

@@ -309,6 +309,60 @@ describe('PATCH /me/agents/{id}', () => {
   });
 });
 
+describe('GET /me/edit-requests', () => {
+  it("lists the account's own requests, pending, approved and rejected with the moderator's reason, and no one else's", async () => {
+    const approvedAgent = await annOwns();
+    const rejectedAgent = await annOwns();
+    const pendingAgent = await annOwns();
+    const approvedName = server.services.agents.getRow(approvedAgent).name;
+    const toApprove = await json(await patch(ann, approvedAgent, { name: 'Listed Helper' }));
+    const toReject = await json(await patch(ann, rejectedAgent, { source_url: 'https://github.com/acme/elsewhere' }));
+    const waiting = await json(await patch(ann, pendingAgent, { name: 'Still Waiting' }));
+    expect((await trpc('mutation', 'editRequests.approve', { id: toApprove.id })).status).toBe(200);
+    expect(
+      (await trpc('mutation', 'editRequests.reject', { id: toReject.id, reason: 'The repository belongs to someone else' })).status,
+    ).toBe(200);
+
+    const response = await ann('/me/edit-requests?limit=100');
+    expect(response.status).toBe(200);
+    const listed = await json(response);
+    const mine = new Map(listed.edit_requests.map((request: { id: string }) => [request.id, request]));
+    expect(mine.get(waiting.id)).toEqual({
+      id: waiting.id,
+      agent_id: pendingAgent,
+      agent_name: server.services.agents.getRow(pendingAgent).name,
+      changes: { name: 'Still Waiting' },
+      before: { name: server.services.agents.getRow(pendingAgent).name },
+      status: 'pending',
+      reason: null,
+      decided_at: null,
+      created_at: expect.any(String),
+    });
+    expect(mine.get(toApprove.id)).toMatchObject({
+      status: 'approved',
+      agent_name: 'Listed Helper',
+      before: { name: approvedName },
+      decided_at: expect.any(String),
+    });
+    expect(mine.get(toReject.id)).toMatchObject({ status: 'rejected', reason: 'The repository belongs to someone else' });
+    // Newest first; who decided and the account's e-mail are not part of the owner's view.
+    expect(listed.edit_requests.map((request: { id: string }) => request.id).slice(0, 3)).toEqual([waiting.id, toReject.id, toApprove.id]);
+    expect(JSON.stringify(listed)).not.toContain('admin-token');
+
+    const rejectedOnly = await json(await ann('/me/edit-requests?status=rejected&limit=100'));
+    expect(rejectedOnly.edit_requests.every((request: { status: string }) => request.status === 'rejected')).toBe(true);
+    expect(rejectedOnly.edit_requests.map((request: { id: string }) => request.id)).toContain(toReject.id);
+
+    // Another account sees none of Ann's; no session is a 401; a bad status is a 400 problem.
+    const bobs = await json(await bob('/me/edit-requests'));
+    expect(bobs.edit_requests.map((request: { id: string }) => request.id)).not.toContain(waiting.id);
+    expect((await server.api('/me/edit-requests')).status).toBe(401);
+    const bad = await ann('/me/edit-requests?status=maybe');
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toContain('application/problem+json');
+  });
+});
+
 describe('POST /me/agents/{id}/status', () => {
   it('deprecates with a message and makes active again', async () => {
     const agentId = await annOwns();

@@ -298,7 +298,7 @@ test.describe('the developer dashboard', () => {
     }
   });
 
-  test("an owner's agents: the reviews dialog and its reply form", async ({ page, request }) => {
+  test("an owner's agents and edit requests, the reviews dialog and its reply form", async ({ page, request }) => {
     test.setTimeout(60_000);
     const dashboard = new DashboardPage(page);
     const email = `a11y-owner-${uniqueSuffix()}@example.com`;
@@ -322,7 +322,13 @@ test.describe('the developer dashboard', () => {
     });
     expect(reviewed.status(), await reviewed.text()).toBe(201);
 
+    // A rename waiting for a moderator, so the edit requests list shows too.
+    const renamed = await page.request.patch(`/api/v1/me/agents/${agent.id}`, { data: { name: `${agent.name} Renamed` } });
+    expect(renamed.status(), await renamed.text()).toBe(202);
+
     await dashboard.open('agents');
+    await expect(page.getByTestId('own-edit-request')).toHaveCount(1);
+    await expectAccessible(page, 'dashboard-agents-with-edit-requests');
     const row = page.locator(`[data-testid="agent-row"][data-agent-id="${agent.id}"]`);
     await row.getByTestId('agent-reviews').click();
     const dialog = page.getByTestId('agent-reviews-dialog');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { expectAccessible } from './pages/accessibility';
 import { DashboardPage, linkFromMail } from './pages/dashboard-page';
-import { importAgents, signInAsModerator, testAgent, uniqueSuffix } from './pages/directory-fixtures';
+import { importAgents, signInAsModerator, testAgent, trpc, uniqueSuffix } from './pages/directory-fixtures';
 
 /**
  * An owner, end to end: claims a GitHub-hosted agent from the dashboard, publishes the proof on
@@ -113,6 +113,12 @@ test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, depr
   await dialog.getByTestId('owned-agent-save').click();
   await expect(dialog).toBeHidden();
   expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).name).toBe(agent.name);
+  // The owner sees the request waiting in the dashboard.
+  const ownRequests = page.getByTestId('own-edit-request');
+  const renameId = (await ownRequests.filter({ hasText: newName }).getAttribute('data-id'))!;
+  const renameRequest = page.locator(`[data-testid="own-edit-request"][data-id="${renameId}"]`);
+  await expect(renameRequest.getByTestId('edit-request-status')).toHaveText('waiting for a moderator');
+  await expect(renameRequest.getByTestId('edit-request-change')).toContainText(`Name: ${agent.name} → ${newName}`);
 
   // The moderator approves it in the console.
   const moderator = await browser.newPage();
@@ -124,6 +130,22 @@ test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, depr
   await expect(requestCard.getByTestId('edit-request-status')).toHaveText('approved');
   await moderator.close();
   expect((await (await request.get(`/api/v1/agents/${agent.id}`)).json()).name).toBe(newName);
+
+  // A source move turned down with a reason: the owner reads both decisions in the dashboard.
+  await row.getByTestId('agent-manage').click();
+  await dialog.getByTestId('owned-agent-source').locator('input').fill(`https://github.com/someone-else/owned-helper`);
+  await dialog.getByTestId('owned-agent-save').click();
+  await expect(dialog).toBeHidden();
+  await expect(ownRequests.filter({ hasText: 'someone-else' })).toHaveAttribute('data-status', 'pending');
+  const moveId = (await ownRequests.filter({ hasText: 'someone-else' }).getAttribute('data-id'))!;
+  const moveRequest = page.locator(`[data-testid="own-edit-request"][data-id="${moveId}"]`);
+  await trpc(request, 'editRequests.reject', { id: moveId, reason: 'That repository belongs to another organisation' }, 'mutation');
+  await page.reload();
+  await expect(renameRequest.getByTestId('edit-request-status')).toHaveText('approved');
+  await expect(moveRequest.getByTestId('edit-request-status')).toHaveText('rejected');
+  await expect(moveRequest.getByTestId('edit-request-reason')).toHaveText('That repository belongs to another organisation');
+  await expectAccessible(page, 'dashboard-own-edit-requests');
+  await page.screenshot({ path: path.join(shots, 'owner-05-edit-requests.png'), fullPage: true });
 
   // The owner answers the review from the dashboard; the public list shows the reply with it.
   await row.getByTestId('agent-reviews').click();

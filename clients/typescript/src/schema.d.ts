@@ -520,6 +520,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/me/edit-requests': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's edit requests
+     * @description Renames and source moves this account asked for (`PATCH /me/agents/{id}` answered 202), newest first: `pending`, `approved` (the agent carries the change) or `rejected` with the moderator’s `reason`. `status` narrows.
+     */
+    get: operations['listOwnEditRequests'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/me/keys': {
     parameters: {
       query?: never;
@@ -1769,6 +1789,54 @@ export interface components {
       email: string;
       /** @enum {string} */
       status: 'subscribed' | 'unsubscribed';
+    };
+    /** @description A rename or source move the account asked for, as its owner sees it */
+    OwnerEditRequest: {
+      id: string;
+      agent_id: string;
+      /** @description The agent as it is named now */
+      agent_name: string | null;
+      /** @description The new name and/or source_url asked for */
+      changes: {
+        name?: string;
+        source_url?: string;
+      };
+      /** @description The same fields when the request was made */
+      before: {
+        name?: string;
+        source_url?: string;
+      };
+      /** @enum {string} */
+      status: 'pending' | 'approved' | 'rejected';
+      /** @description The moderator's reason, when the request was rejected */
+      reason: string | null;
+      decided_at: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
+    };
+    /** @description A rename or source move the account asked for, as its owner sees it */
+    OwnerEditRequestInput: {
+      id: string;
+      agent_id: string;
+      /** @description The agent as it is named now */
+      agent_name: string | null;
+      /** @description The new name and/or source_url asked for */
+      changes: {
+        name?: string;
+        source_url?: string;
+      };
+      /** @description The same fields when the request was made */
+      before: {
+        name?: string;
+        source_url?: string;
+      };
+      /** @enum {string} */
+      status: 'pending' | 'approved' | 'rejected';
+      /** @description The moderator's reason, when the request was rejected */
+      reason: string | null;
+      decided_at: string | null;
+      /** @description ISO 8601 UTC date-time ending in Z */
+      created_at: string;
     };
     PasswordResetSent: {
       /** @constant */
@@ -4349,6 +4417,78 @@ export interface operations {
         content: {
           'application/json': {
             claims: components['schemas']['NewClaim'][];
+            page: number;
+            limit: number;
+            total: number;
+          };
+        };
+      };
+      /** @description Bad request: invalid parameters or body (`validation_failed`, `malformed_json`, …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The API key is unknown or revoked (`invalid_api_key`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Forbidden */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Over a rate limit (`rate_limited`); see Retry-After */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listOwnEditRequests: {
+    parameters: {
+      query?: {
+        page?: number;
+        limit?: number;
+        /** @description Only requests in this status */
+        status?: 'pending' | 'approved' | 'rejected';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          Link: components['headers']['Link'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            edit_requests: components['schemas']['OwnerEditRequest'][];
             page: number;
             limit: number;
             total: number;

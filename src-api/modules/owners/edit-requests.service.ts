@@ -5,7 +5,7 @@ import { isoNow, type Clock } from '../../lib/clock';
 import type { Page } from '../../lib/schemas';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
-import type { EditRequest, ListEditRequestsQuery } from './owners.schemas';
+import type { EditRequest, ListEditRequestsQuery, ListOwnerEditRequestsQuery, OwnerEditRequest } from './owners.schemas';
 import { editRequests, type EditRequestRow, type EditRequestStatus } from './owners.table';
 
 export interface EditRequestsServiceDeps {
@@ -71,23 +71,49 @@ export function createEditRequestsService({ db, clock, agents, audit, accountOf 
     return next;
   };
 
+  const toOwnerEditRequest = (row: EditRequestRow): OwnerEditRequest => ({
+    id: row.id,
+    agent_id: row.agentId,
+    agent_name: agents.findRow(row.agentId)?.name ?? null,
+    changes: row.changes,
+    before: row.before,
+    status: row.status,
+    reason: row.reason,
+    decided_at: row.decidedAt,
+    created_at: row.createdAt,
+  });
+
+  /** A page of the rows matching `filters`, newest first. */
+  const pageOf = (filters: SQL[], query: { page: number; limit: number }): { rows: EditRequestRow[]; total: number } => {
+    const where = filters.length ? and(...filters) : undefined;
+    const rows = db
+      .select()
+      .from(editRequests)
+      .where(where)
+      .orderBy(desc(editRequests.createdAt), desc(editRequests.id))
+      .limit(query.limit)
+      .offset((query.page - 1) * query.limit)
+      .all();
+    const total = db.select({ n: count() }).from(editRequests).where(where).get()?.n ?? 0;
+    return { rows, total };
+  };
+
   return {
     /** Newest first; `status` and `agent_id` narrow. */
     list(query: ListEditRequestsQuery): Page<EditRequest> {
       const filters: SQL[] = [];
       if (query.status) filters.push(eq(editRequests.status, query.status));
       if (query.agent_id) filters.push(eq(editRequests.agentId, query.agent_id));
-      const where = filters.length ? and(...filters) : undefined;
-      const rows = db
-        .select()
-        .from(editRequests)
-        .where(where)
-        .orderBy(desc(editRequests.createdAt), desc(editRequests.id))
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
-      const total = db.select({ n: count() }).from(editRequests).where(where).get()?.n ?? 0;
+      const { rows, total } = pageOf(filters, query);
       return { items: rows.map(toEditRequest), page: query.page, limit: query.limit, total };
+    },
+
+    /** `GET /me/edit-requests`: the account's own requests, newest first, with the moderators' reasons. */
+    listForAccount(accountId: string, query: ListOwnerEditRequestsQuery): Page<OwnerEditRequest> {
+      const filters: SQL[] = [eq(editRequests.accountId, accountId)];
+      if (query.status) filters.push(eq(editRequests.status, query.status));
+      const { rows, total } = pageOf(filters, query);
+      return { items: rows.map(toOwnerEditRequest), page: query.page, limit: query.limit, total };
     },
 
     get(id: string): EditRequest {

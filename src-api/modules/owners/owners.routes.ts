@@ -5,7 +5,15 @@ import { idParamSchema, problemSchema } from '../../lib/schemas';
 import { accountActor } from '../accounts/accounts.service';
 import { agentProfileSchema } from '../agents/agents.schemas';
 import { reviewSchema } from '../reviews/reviews.schemas';
-import { editRequestAcceptedSchema, ownerEditSchema, ownerStatusBodySchema, replyBodySchema } from './owners.schemas';
+import { setPageLinks } from '../../http/pagination';
+import {
+  editRequestAcceptedSchema,
+  listOwnerEditRequestsQuerySchema,
+  ownerEditRequestSchema,
+  ownerEditSchema,
+  ownerStatusBodySchema,
+  replyBodySchema,
+} from './owners.schemas';
 import type { OwnerActor } from './owners.service';
 
 const agentParams = z.object({ id: idParamSchema.describe('Agent id') });
@@ -51,6 +59,41 @@ export const ownersRoutes: ApiRoutes = async (api, { services }) => {
       const outcome = services.owners.edit(ownerOf(request), request.params.id, request.body);
       if (outcome.kind === 'applied') return reply.code(200).send(outcome.agent);
       return reply.code(202).send({ id: outcome.id, status: outcome.status });
+    },
+  );
+
+  api.get(
+    '/me/edit-requests',
+    {
+      preHandler,
+      config: { rateLimit: 'reads' },
+      schema: {
+        tags: ['me'],
+        operationId: 'listOwnEditRequests',
+        summary: "The account's edit requests",
+        description:
+          'Renames and source moves this account asked for (`PATCH /me/agents/{id}` answered 202), newest first: ' +
+          '`pending`, `approved` (the agent carries the change) or `rejected` with the moderator’s `reason`. `status` narrows.',
+        security: ACCOUNT_SECURITY,
+        querystring: listOwnerEditRequestsQuerySchema,
+        response: {
+          200: z.object({
+            edit_requests: z.array(ownerEditRequestSchema),
+            page: z.number().int(),
+            limit: z.number().int(),
+            total: z.number().int(),
+          }),
+          400: problemSchema,
+          401: problemSchema,
+          403: problemSchema,
+          429: problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const page = services.editRequests.listForAccount(accountOf(request).id, request.query);
+      setPageLinks(request, reply, page);
+      return { edit_requests: page.items, page: page.page, limit: page.limit, total: page.total };
     },
   );
 

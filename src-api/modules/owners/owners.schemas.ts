@@ -53,6 +53,27 @@ export const editRequestSchema = z.object({
 });
 export type EditRequest = z.infer<typeof editRequestSchema>;
 
+/** What the owner sees of their own edit requests: the change, its status and the moderator's reason, never who decided. */
+export const ownerEditRequestSchema = z
+  .object({
+    id: z.string(),
+    agent_id: z.string(),
+    agent_name: z.string().nullable().describe('The agent as it is named now'),
+    changes: editFieldsSchema.describe('The new name and/or source_url asked for'),
+    before: editFieldsSchema.describe('The same fields when the request was made'),
+    status: z.enum(['pending', 'approved', 'rejected']),
+    reason: z.string().nullable().describe("The moderator's reason, when the request was rejected"),
+    decided_at: isoDateTimeSchema.nullable(),
+    created_at: isoDateTimeSchema,
+  })
+  .meta({ id: 'OwnerEditRequest', description: 'A rename or source move the account asked for, as its owner sees it' });
+export type OwnerEditRequest = z.infer<typeof ownerEditRequestSchema>;
+
+export const listOwnerEditRequestsQuerySchema = pageQuerySchema.extend({
+  status: z.enum(['pending', 'approved', 'rejected']).optional().describe('Only requests in this status'),
+});
+export type ListOwnerEditRequestsQuery = z.infer<typeof listOwnerEditRequestsQuerySchema>;
+
 export const listEditRequestsQuerySchema = pageQuerySchema.extend({
   status: z.enum(['pending', 'approved', 'rejected']).optional(),
   agent_id: z.string().optional(),
