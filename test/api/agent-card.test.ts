@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** POST /submit with {"agent_card_url"} (contract §9), against a local card host. */
 interface CardHost {
@@ -156,19 +157,7 @@ describe('POST /submit with agent_card_url', () => {
 });
 
 /** The console's tRPC API over real HTTP, as the web build calls it with the admin token. */
-async function consoleCall(procedure: string, input: unknown, kind: 'query' | 'mutation') {
-  const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const response =
-    kind === 'query'
-      ? await fetch(`${server.origin}/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: auth })
-      : await fetch(`${server.origin}/trpc/${procedure}`, {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json' },
-          body: JSON.stringify(input),
-        });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
+const consoleApi = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 describe('the card in the console', () => {
   it('shows a card submission its skills before approval, and the agent its card and when it was fetched', async () => {
@@ -180,11 +169,11 @@ describe('the card in the console', () => {
     const submission = await json(await server.post('/submit', { agent_card_url: cardUrl }));
     // The public view keeps to the contract's fields; the moderator's view adds the skills.
     expect(submission.skills).toBeUndefined();
-    const queued = await consoleCall('submissions.get', { id: submission.id }, 'query');
+    const queued = await consoleApi.query('submissions.get', { id: submission.id });
     expect(queued.data.skills.map((skill: { id: string }) => skill.id)).toEqual(['book-invoice', 'extract-totals']);
 
     const approved = server.services.submissions.approve(submission.id, { actor: 'test' });
-    const agent = await consoleCall('agents.get', { id: approved.agent_id }, 'query');
+    const agent = await consoleApi.query('agents.get', { id: approved.agent_id });
     expect(agent.data.agent_card).toEqual({ url: cardUrl, etag: '"c1"', fetched_at: expect.any(String) });
     // The public profile does not carry the bookkeeping.
     expect((await json(await server.api(`/agents/${approved.agent_id}`))).agent_card).toBeUndefined();
@@ -192,11 +181,14 @@ describe('the card in the console', () => {
 
   it('agents.refetchCard fetches now with the ETag: 304, a changed card (audited), a failing one (profile kept)', async () => {
     const path = '/refetch/.well-known/agent-card.json';
-    host.cards.set(path, { body: JSON.stringify(goodCard(host.origin, { name: 'Refetch Clerk', url: `${host.origin}/refetch-a2a` })), etag: '"r1"' });
+    host.cards.set(path, {
+      body: JSON.stringify(goodCard(host.origin, { name: 'Refetch Clerk', url: `${host.origin}/refetch-a2a` })),
+      etag: '"r1"',
+    });
     const submission = await json(await server.post('/submit', { agent_card_url: `${host.origin}${path}` }));
     const { agent_id: id } = server.services.submissions.approve(submission.id, { actor: 'test' });
 
-    const notModified = await consoleCall('agents.refetchCard', { id }, 'mutation');
+    const notModified = await consoleApi.mutation('agents.refetchCard', { id });
     expect(notModified.status).toBe(200);
     expect(notModified.data.outcome).toBe('not_modified');
     expect(host.requests.at(-1)).toMatchObject({ path, ifNoneMatch: '"r1"' });
@@ -208,26 +200,29 @@ describe('the card in the console', () => {
       skills: [{ id: 'bulk-book', name: 'Book many invoices', description: 'Books a batch', tags: ['accounting'] }],
     });
     host.cards.set(path, { body: JSON.stringify(renamed), etag: '"r2"' });
-    const updated = await consoleCall('agents.refetchCard', { id }, 'mutation');
-    expect(updated.data).toMatchObject({ outcome: 'updated', agent: { tagline: 'Books invoices, now in bulk', agent_card: { etag: '"r2"' } } });
+    const updated = await consoleApi.mutation('agents.refetchCard', { id });
+    expect(updated.data).toMatchObject({
+      outcome: 'updated',
+      agent: { tagline: 'Books invoices, now in bulk', agent_card: { etag: '"r2"' } },
+    });
     expect(updated.data.agent.skills.map((skill: { id: string }) => skill.id)).toEqual(['bulk-book']);
-    const audit = await consoleCall('audit.list', { entityId: id }, 'query');
+    const audit = await consoleApi.query('audit.list', { entityId: id });
     expect(audit.data.entries.map((entry: { action: string; actor: string }) => [entry.action, entry.actor])).toContainEqual([
       'agent.update',
       'admin-token',
     ]);
 
     host.cards.delete(path);
-    const failed = await consoleCall('agents.refetchCard', { id }, 'mutation');
+    const failed = await consoleApi.mutation('agents.refetchCard', { id });
     expect(failed.data).toMatchObject({ outcome: 'failed', agent: { tagline: 'Books invoices, now in bulk' } });
     expect(failed.data.error).toMatch(/404/);
   });
 
   it('refuses an agent without a card (409) and an unknown agent (404)', async () => {
     const plain = server.services.agents.create(agentInput({ name: 'No Card Agent' }), { emitEvents: false });
-    const noCard = await consoleCall('agents.refetchCard', { id: plain.id }, 'mutation');
+    const noCard = await consoleApi.mutation('agents.refetchCard', { id: plain.id });
     expect(noCard.status).toBe(409);
     expect(noCard.error.message).toMatch(/not submitted by Agent Card/);
-    expect((await consoleCall('agents.refetchCard', { id: 'agt_unknown' }, 'mutation')).status).toBe(404);
+    expect((await consoleApi.mutation('agents.refetchCard', { id: 'agt_unknown' })).status).toBe(404);
   });
 });

@@ -3,7 +3,8 @@ import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { createConfig } from '../../src-api/config';
 import { openDatabase, type Db } from '../../src-api/db/client';
 import { createServices, type Services } from '../../src-api/services';
-import { agentInput, json, makeTempDir, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, makeTempDir, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 import path from 'node:path';
 
 /** audit.* over real HTTP with the admin token: filters, paging, one entry, the filter choices. */
@@ -13,22 +14,7 @@ let server: TestServer;
 let agentId: string;
 let keyId: string;
 
-const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-async function query(procedure: string, input?: unknown) {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
-  return { status: response.status, body: await json(response) };
-}
-
-async function mutation(procedure: string, input?: unknown) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input ?? {}),
-  });
-  return { status: response.status, body: await json(response) };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 const list = async (input: Record<string, unknown> = {}) => {
   const { status, body } = await query('audit.list', input);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
-import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** backup.* over real HTTP with the admin token: the console's backup card. */
 const ADMIN_TOKEN = 'test-admin-token-backup-0123456789';
@@ -18,22 +19,14 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function call(procedure: string, method: 'GET' | 'POST' = 'GET') {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(method === 'POST' && { 'content-type': 'application/json' }) },
-    ...(method === 'POST' && { body: '{}' }),
-  });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 describe('backup.last and backup.create', () => {
   it('has no last backup at first, then records the one it makes into <data-dir>/backups/ (mode 0600, audited)', async () => {
-    expect(await call('backup.last')).toMatchObject({ status: 200, data: null });
+    expect(await query('backup.last')).toMatchObject({ status: 200, data: null });
     server.services.agents.create(agentInput({ name: 'Backed Up Agent' }), { emitEvents: false });
 
-    const created = await call('backup.create', 'POST');
+    const created = await mutation('backup.create');
     expect(created.status).toBe(200);
     expect(created.data).toMatchObject({ agents: 1, change_cursor: expect.any(Number) });
     const file = created.data.file as string;
@@ -51,10 +44,10 @@ describe('backup.last and backup.create', () => {
       copy.close();
     }
 
-    expect(await call('backup.last')).toMatchObject({ status: 200, data: { ...created.data, exists: true } });
+    expect(await query('backup.last')).toMatchObject({ status: 200, data: { ...created.data, exists: true } });
     const audit = server.services.audit.list({ page: 1, limit: 5, action: 'backup.create' });
     // Audited under whoever the token stands for.
-    const { actor } = (await call('system.whoami')).data as { actor: string };
+    const { actor } = (await query('system.whoami')).data as { actor: string };
     expect(audit.items.map((entry) => [entry.actor, entry.action, entry.entityId])).toEqual([
       [actor, 'backup.create', path.basename(file)],
     ]);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** The claims procedures of the console over real HTTP, with a real host serving (or not) the well-known file. */
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -39,34 +40,7 @@ afterAll(async () => {
   fs.rmSync(webRoot, { recursive: true, force: true });
 });
 
-interface TrpcAnswer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  data: any;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  error: any;
-}
-
-async function call(kind: 'query' | 'mutation', procedure: string, input?: unknown): Promise<TrpcAnswer> {
-  const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const response =
-    kind === 'query'
-      ? await fetch(
-          `${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`,
-          {
-            headers,
-          },
-        )
-      : await fetch(`${server.origin}/trpc/${procedure}`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify(input ?? {}),
-        });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error ?? body };
-}
-const query = (procedure: string, input?: unknown) => call('query', procedure, input);
-const mutate = (procedure: string, input?: unknown) => call('mutation', procedure, input);
+const { query, mutation: mutate } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 /** A listed agent on the local host and a pending claim on it, through the public API. */
 async function pendingClaim() {

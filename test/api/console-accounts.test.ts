@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { GOOD_PASSWORD, sessionCookieOf } from '../helpers/accounts';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcCall, type TrpcAnswer } from '../helpers/trpc';
 
 /**
  * People sign in to the console with their accounts: the session cookie opens
@@ -29,17 +30,10 @@ const headersOf = ({ cookie, token, origin }: Init): Record<string, string> => (
   ...(token && { authorization: `Bearer ${token}` }),
   ...(origin && { origin }),
 });
-const trpcQuery = (procedure: string, input: unknown, init: Init) =>
-  fetch(`${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, {
-    headers: headersOf(init),
-  });
+const trpcQuery = (procedure: string, input: unknown, init: Init) => trpcCall(server.origin, 'query', procedure, input, headersOf(init));
 const trpcMutation = (procedure: string, input: unknown, init: Init) =>
-  fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headersOf(init) },
-    body: JSON.stringify(input),
-  });
-const data = async (response: Response) => (await json(response)).result.data;
+  trpcCall(server.origin, 'mutation', procedure, input, headersOf(init));
+const data = (answer: TrpcAnswer) => answer.data;
 
 async function accountWithRoles(email: string, roles: ('moderator' | 'admin')[]): Promise<{ cookie: string; id: string }> {
   const { account } = await server.services.accounts.createVerified(
@@ -71,13 +65,13 @@ describe('signing in to the console with an account', () => {
   it('answers session.me with the account, its roles and its audit name', async () => {
     const me = await trpcQuery('session.me', undefined, { cookie: moderatorCookie });
     expect(me.status).toBe(200);
-    expect(await data(me)).toMatchObject({
+    expect(data(me)).toMatchObject({
       actor: `mod@console.test (${moderatorId})`,
       via: 'account',
       roles: ['moderator'],
       account: { id: moderatorId, email: 'mod@console.test' },
     });
-    expect(await data(await trpcQuery('session.me', undefined, { token: ADMIN_TOKEN }))).toEqual({
+    expect(data(await trpcQuery('session.me', undefined, { token: ADMIN_TOKEN }))).toEqual({
       actor: 'admin-token',
       via: 'admin-token',
       roles: ['admin'],
@@ -89,7 +83,7 @@ describe('signing in to the console with an account', () => {
     const developer = await trpcQuery('session.me', undefined, { cookie: developerCookie });
     expect(developer.status).toBe(403);
     expect(developer.headers.get('content-type')).toContain('application/problem+json');
-    expect((await json(developer)).code).toBe('console_role_required');
+    expect(developer.body.code).toBe('console_role_required');
     expect((await trpcQuery('session.me', undefined, {})).status).toBe(401);
     expect((await trpcQuery('session.me', undefined, { cookie: 'agentdir_session=made-up' })).status).toBe(401);
     // A wrong token is refused even with a good cookie beside it: never a silent fallback.
@@ -97,7 +91,7 @@ describe('signing in to the console with an account', () => {
   });
 
   it('refuses a mutation with the cookie from another origin (CSRF), before anything is written', async () => {
-    const before = (await data(await trpcQuery('agents.get', { id: agentId }, { token: ADMIN_TOKEN }))).version;
+    const before = data(await trpcQuery('agents.get', { id: agentId }, { token: ADMIN_TOKEN })).version;
     for (const origin of ['https://evil.example', 'null']) {
       const response = await trpcMutation(
         'agents.update',
@@ -105,7 +99,7 @@ describe('signing in to the console with an account', () => {
         { cookie: moderatorCookie, origin },
       );
       expect(response.status, origin).toBe(403);
-      expect((await json(response)).code).toBe('cross_site_request');
+      expect(response.body.code).toBe('cross_site_request');
     }
     const crossSite = await fetch(`${server.origin}/trpc/agents.update`, {
       method: 'POST',
@@ -113,7 +107,7 @@ describe('signing in to the console with an account', () => {
       body: JSON.stringify({ id: agentId, patch: { tagline: 'cross-site' }, expectedVersion: before }),
     });
     expect(crossSite.status).toBe(403);
-    expect((await data(await trpcQuery('agents.get', { id: agentId }, { token: ADMIN_TOKEN }))).version).toBe(before);
+    expect(data(await trpcQuery('agents.get', { id: agentId }, { token: ADMIN_TOKEN })).version).toBe(before);
     // The console's own origin is fine.
     const own = await trpcMutation(
       'agents.update',
@@ -124,7 +118,7 @@ describe('signing in to the console with an account', () => {
   });
 
   it('audits each action with the account, the admin token as admin-token', async () => {
-    const current = await data(await trpcQuery('agents.get', { id: agentId }, { cookie: moderatorCookie }));
+    const current = data(await trpcQuery('agents.get', { id: agentId }, { cookie: moderatorCookie }));
     expect(
       (
         await trpcMutation(
@@ -134,7 +128,7 @@ describe('signing in to the console with an account', () => {
         )
       ).status,
     ).toBe(200);
-    const entries = (await data(await trpcQuery('audit.list', { entityId: agentId }, { cookie: moderatorCookie }))).entries;
+    const entries = data(await trpcQuery('audit.list', { entityId: agentId }, { cookie: moderatorCookie })).entries;
     expect(entries.map((entry: { actor: string }) => entry.actor)).toEqual(['admin-token', `mod@console.test (${moderatorId})`]);
   });
 });
@@ -149,7 +143,7 @@ describe('roles', () => {
     ] as const) {
       const response = await trpcQuery(procedure, input, { cookie: moderatorCookie });
       expect(response.status, procedure).toBe(403);
-      expect((await json(response)).error.data.code, procedure).toBe('admin_role_required');
+      expect(response.body.error.data.code, procedure).toBe('admin_role_required');
       expect((await trpcQuery(procedure, input, { cookie: adminCookie })).status, procedure).toBe(200);
     }
     expect((await trpcMutation('keys.create', { name: 'by a moderator' }, { cookie: moderatorCookie })).status).toBe(403);
@@ -157,13 +151,13 @@ describe('roles', () => {
   });
 
   it('lets an admin search accounts, grant and revoke roles, audited with the admin', async () => {
-    const found = await data(await trpcQuery('accounts.list', { q: 'DEV@' }, { cookie: adminCookie }));
+    const found = data(await trpcQuery('accounts.list', { q: 'DEV@' }, { cookie: adminCookie }));
     expect(found).toMatchObject({ total: 1, accounts: [{ id: developerId, roles: [], disabled: false }] });
     // An exact account id finds its account (the audit log links there); a fragment of an id finds nothing.
-    const byId = await data(await trpcQuery('accounts.list', { q: developerId }, { cookie: adminCookie }));
+    const byId = data(await trpcQuery('accounts.list', { q: developerId }, { cookie: adminCookie }));
     expect(byId).toMatchObject({ total: 1, accounts: [{ id: developerId }] });
-    expect((await data(await trpcQuery('accounts.list', { q: developerId.slice(0, -2) }, { cookie: adminCookie }))).total).toBe(0);
-    const moderators = await data(await trpcQuery('accounts.list', { role: 'moderator' }, { cookie: adminCookie }));
+    expect(data(await trpcQuery('accounts.list', { q: developerId.slice(0, -2) }, { cookie: adminCookie })).total).toBe(0);
+    const moderators = data(await trpcQuery('accounts.list', { role: 'moderator' }, { cookie: adminCookie }));
     expect(moderators.accounts.map((a: { id: string }) => a.id)).toEqual([moderatorId]);
 
     const granted = await trpcMutation(
@@ -171,13 +165,13 @@ describe('roles', () => {
       { id: developerId, role: 'moderator' },
       { cookie: adminCookie, origin: server.origin },
     );
-    expect(await data(granted)).toMatchObject({ id: developerId, roles: ['moderator'] });
+    expect(data(granted)).toMatchObject({ id: developerId, roles: ['moderator'] });
     // The same session now opens the console.
     expect((await trpcQuery('session.me', undefined, { cookie: developerCookie })).status).toBe(200);
     await trpcMutation('accounts.revokeRole', { id: developerId, role: 'moderator' }, { cookie: adminCookie });
     expect((await trpcQuery('session.me', undefined, { cookie: developerCookie })).status).toBe(403);
 
-    const audit = await data(await trpcQuery('audit.list', { entityId: developerId }, { cookie: adminCookie }));
+    const audit = data(await trpcQuery('audit.list', { entityId: developerId }, { cookie: adminCookie }));
     expect(audit.entries.map((e: { actor: string; action: string }) => [e.action, e.actor])).toEqual([
       ['account.roles', `admin@console.test (${adminId})`],
       ['account.roles', `admin@console.test (${adminId})`],
@@ -186,7 +180,7 @@ describe('roles', () => {
   });
 
   it('creates an account with a set-password link, and refuses bad input', async () => {
-    const created = await data(
+    const created = data(
       await trpcMutation(
         'accounts.create',
         { email: 'new-mod@console.test', name: 'New Mod', roles: ['moderator'] },
@@ -207,7 +201,7 @@ describe('roles', () => {
       const response = await trpcMutation('accounts.create', input, { cookie: adminCookie });
       expect(response.status, JSON.stringify(input)).toBe(400);
     }
-    expect((await data(await trpcQuery('accounts.list', { q: 'x@console' }, { cookie: adminCookie }))).total).toBe(0);
+    expect(data(await trpcQuery('accounts.list', { q: 'x@console' }, { cookie: adminCookie })).total).toBe(0);
   });
 
   it('disables an account: no sign-in, sessions and keys refused; enabling restores the keys', async () => {
@@ -219,7 +213,7 @@ describe('roles', () => {
     ).key;
     expect((await server.api('/agents?limit=1', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
 
-    const disabled = await data(await trpcMutation('accounts.setDisabled', { id, disabled: true }, { cookie: adminCookie }));
+    const disabled = data(await trpcMutation('accounts.setDisabled', { id, disabled: true }, { cookie: adminCookie }));
     expect(disabled).toMatchObject({ id, disabled: true });
     expect((await trpcQuery('session.me', undefined, { cookie })).status).toBe(401);
     expect((await server.api('/me', { headers: { cookie } })).status).toBe(401);
@@ -239,7 +233,7 @@ describe('roles', () => {
     expect(selfRevoke.status).toBe(409);
     const selfDisable = await trpcMutation('accounts.setDisabled', { id: adminId, disabled: true }, { cookie: adminCookie });
     expect(selfDisable.status).toBe(409);
-    expect((await data(await trpcQuery('session.me', undefined, { cookie: adminCookie }))).roles).toEqual(['admin']);
+    expect(data(await trpcQuery('session.me', undefined, { cookie: adminCookie })).roles).toEqual(['admin']);
     expect((await trpcQuery('accounts.get', { id: 'acc_missing' }, { cookie: adminCookie })).status).toBe(404);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** keys.* over real HTTP with the admin token, as the console's web build calls it, and the keys against the public API. */
 const ADMIN_TOKEN = 'test-admin-token-keys-0123456789';
@@ -15,22 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-async function query(procedure: string, input?: unknown) {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
-  return { status: response.status, body: await json(response) };
-}
-
-async function mutation(procedure: string, input?: unknown) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input ?? {}),
-  });
-  return { status: response.status, body: await json(response) };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 const listAgents = (key: string) => server.api('/agents?limit=1', { headers: { 'x-api-key': key } });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** Agent lifecycle (status, deprecated ranking) and public abuse reports with the console's queue, over real HTTP. */
 const ADMIN_TOKEN = 'test-admin-token-lifecycle-0123456789';
@@ -14,21 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-async function query(procedure: string, input?: unknown) {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const body = await json(await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth }));
-  return body.result?.data;
-}
-async function mutation(procedure: string, input: unknown) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input),
-  });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 const createAgent = (overrides: Parameters<typeof agentInput>[0]) =>
   server.services.agents.create(agentInput(overrides), { emitEvents: false });
 
@@ -54,7 +41,7 @@ describe('lifecycle', () => {
 
     const events = server.services.events.listRecent(50).filter((e) => e.data.agent_id === old.id);
     expect(events.map((e) => e.type)).toContain('agent.updated');
-    const audit = await query('audit.list', { entityId: old.id });
+    const audit = (await query('audit.list', { entityId: old.id })).data;
     expect(audit.entries.map((e: { action: string }) => e.action)).toContain('agent.deprecate');
 
     // Active again: the message goes.
@@ -101,8 +88,8 @@ describe('abuse reports', () => {
     for (const agent of [a!, b!, c!]) {
       ids.push((await json(await server.post(`/agents/${agent.id}/reports`, { reason: 'impersonation' }))).id);
     }
-    expect(await query('reports.openCounts', { agentIds: [a!.id, b!.id, c!.id] })).toEqual({ [a!.id]: 1, [b!.id]: 1, [c!.id]: 1 });
-    const open = await query('reports.list', { status: 'open' });
+    expect((await query('reports.openCounts', { agentIds: [a!.id, b!.id, c!.id] })).data).toEqual({ [a!.id]: 1, [b!.id]: 1, [c!.id]: 1 });
+    const open = (await query('reports.list', { status: 'open' })).data;
     expect(open.reports.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining(ids));
 
     // A reason is required.
@@ -126,8 +113,8 @@ describe('abuse reports', () => {
 
     // Decided once.
     expect((await mutation('reports.resolve', { id: ids[0], resolution: 'dismiss', reason: 'again' })).status).toBe(409);
-    expect(await query('reports.openCounts', { agentIds: [a!.id, b!.id, c!.id] })).toEqual({});
-    const audit = await query('audit.list', { entityId: ids[1] });
+    expect((await query('reports.openCounts', { agentIds: [a!.id, b!.id, c!.id] })).data).toEqual({});
+    const audit = (await query('audit.list', { entityId: ids[1] })).data;
     expect(audit.entries[0]).toMatchObject({ action: 'report.unlist' });
   });
 });

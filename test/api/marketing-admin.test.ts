@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** marketing.* over real HTTP with the admin token, checked against the public marketing API and the audit log. */
 const ADMIN_TOKEN = 'test-admin-token-marketing-0123456789';
@@ -18,24 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
-async function query(procedure: string, input?: unknown) {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
-
-async function mutation(procedure: string, input: unknown) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input),
-  });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 interface PostSummary {
   id: string;

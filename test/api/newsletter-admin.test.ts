@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { newsletterTokenFromOutbox, subscribeConfirmed } from '../helpers/newsletter';
-import { json, startTestServer, type TestServer } from '../helpers/test-server';
+import { startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** newsletter.* over real HTTP with the admin token, as the console's web build calls it. */
 const ADMIN_TOKEN = 'test-admin-token-newsletter-0123';
@@ -34,20 +35,7 @@ afterAll(() => server.close());
 
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function query(procedure: string, input?: unknown) {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
-  return { status: response.status, body: await json(response) };
-}
-
-async function mutation(procedure: string, input?: unknown) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input ?? {}),
-  });
-  return { status: response.status, body: await json(response) };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 describe('newsletter.list', () => {
   it('lists every address newest first with its status and the total', async () => {

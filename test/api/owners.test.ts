@@ -8,6 +8,7 @@ import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { signUpAndSignIn, withCookie } from '../helpers/accounts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { bearer, trpcCall, type TrpcKind } from '../helpers/trpc';
 
 /**
  * Owners (contract section 7) over real HTTP: two accounts signed in with real
@@ -62,25 +63,7 @@ afterAll(async () => {
   fs.rmSync(webRoot, { recursive: true, force: true });
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function trpc(kind: 'query' | 'mutation', procedure: string, input?: unknown): Promise<{ status: number; data: any; error: any }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const response =
-    kind === 'query'
-      ? await fetch(
-          `${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`,
-          {
-            headers,
-          },
-        )
-      : await fetch(`${server.origin}/trpc/${procedure}`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify(input ?? {}),
-        });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error ?? body };
-}
+const trpc = (kind: TrpcKind, procedure: string, input?: unknown) => trpcCall(server.origin, kind, procedure, input, bearer(ADMIN_TOKEN));
 
 /** A listed agent hosted on (the stand-in) GitHub. */
 function githubAgent(): string {

@@ -4,6 +4,7 @@ import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { submissionInputSchema } from '../../src-api/modules/submissions/submissions.schemas';
 import { webhookEndpoints } from '../../src-api/modules/webhooks/webhooks.table';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 
 /** stats.* over real HTTP with the admin token: the console's overview. */
 const ADMIN_TOKEN = 'test-admin-token-stats-0123456789';
@@ -18,11 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function query(procedure: string) {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error };
-}
+const { query } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 describe('stats.overview', () => {
   it('counts pending queues, webhook endpoints in trouble and 30 days of activity', async () => {

@@ -6,6 +6,7 @@ import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { nameKey, similarNames, sourceHostKey } from '../../src-api/modules/submissions/submissions.service';
 import { REJECTION_REASON_TEMPLATES } from '../../src-api/modules/submissions/submissions.schemas';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { bearer, trpcCall, trpcClient } from '../helpers/trpc';
 
 /** The moderation queue's tRPC procedures, called over real HTTP with the admin token, as the web console does. */
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -26,34 +27,7 @@ afterAll(async () => {
   fs.rmSync(webRoot, { recursive: true, force: true });
 });
 
-interface TrpcAnswer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  data: any;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  error: any;
-}
-
-async function call(kind: 'query' | 'mutation', procedure: string, input?: unknown, token = ADMIN_TOKEN): Promise<TrpcAnswer> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  const response =
-    kind === 'query'
-      ? await fetch(
-          `${server.origin}/trpc/${procedure}${input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`}`,
-          {
-            headers,
-          },
-        )
-      : await fetch(`${server.origin}/trpc/${procedure}`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify(input ?? {}),
-        });
-  const body = await json(response);
-  return { status: response.status, data: body.result?.data, error: body.error ?? body };
-}
-const query = (procedure: string, input?: unknown) => call('query', procedure, input);
-const mutate = (procedure: string, input?: unknown) => call('mutation', procedure, input);
+const { query, mutation: mutate } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 /** A submission through the public API, unique per call. */
 async function submit(overrides: Record<string, unknown> = {}) {
@@ -225,7 +199,10 @@ describe('submissions.duplicates', () => {
       { emitEvents: false },
     );
     const sameOwner = await submit({ name: 'Completely Different', source_url: 'https://github.com/OrbitCo/another-tool' });
-    const sameRepository = await submit({ name: 'Orbit Helper Scripts', source_url: 'https://github.com/OrbitCo/Orbit-Planner/tree/main/helpers' });
+    const sameRepository = await submit({
+      name: 'Orbit Helper Scripts',
+      source_url: 'https://github.com/OrbitCo/Orbit-Planner/tree/main/helpers',
+    });
     const similar = await submit({ name: 'Orbit Planer Agent', source_url: 'https://orbit.example.net/' });
     const stranger = await submit({ name: 'Zebra Accountant', source_url: 'https://github.com/someone-else/zebra' });
 
@@ -263,7 +240,7 @@ describe('submissions.duplicates', () => {
 
 describe('authentication', () => {
   it('refuses the queue without the admin token', async () => {
-    const response = await call('query', 'submissions.list', {}, 'wrong-token-0123456789');
+    const response = await trpcCall(server.origin, 'query', 'submissions.list', {}, bearer('wrong-token-0123456789'));
     expect(response.status).toBe(401);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { trpcClient } from '../helpers/trpc';
 import { receiverVerifies, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
@@ -27,8 +28,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
-
 // The answers are checked field by field; typed loosely on purpose.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -37,20 +36,7 @@ interface Answer {
   body: Json;
 }
 
-async function query(procedure: string, input?: unknown): Promise<Answer> {
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  const response = await fetch(`${server.origin}/trpc/${procedure}${search}`, { headers: auth });
-  return { status: response.status, body: await json(response) };
-}
-
-async function mutation(procedure: string, input?: unknown): Promise<Answer> {
-  const response = await fetch(`${server.origin}/trpc/${procedure}`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: JSON.stringify(input ?? {}),
-  });
-  return { status: response.status, body: await json(response) };
-}
+const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 
 function data(answer: Answer): Json {
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
