@@ -38,7 +38,10 @@ function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError('(run with --help for usage)');
   for (const register of COMMAND_GROUPS) register(program);
-  program.addHelpText('after', '\nEvery command takes --data-dir DIR (default ./data, env AGENTDIR_DATA_DIR) and --help.');
+  program.addHelpText(
+    'after',
+    '\nEvery command takes --data-dir DIR (default ./data, env AGENTDIR_DATA_DIR), --database sqlite:<path> (env AGENTDIR_DATABASE_URL) and --help.',
+  );
   return program;
 }
 

@@ -103,6 +103,11 @@ export const configSchema = z.object({
    * on it (contract section 8); undefined: counted in this process's memory.
    */
   redisUrl: z.string().optional(),
+  /**
+   * `--database URL` (contract section 8): `sqlite:<path>` or `postgres://…`; undefined: SQLite in the data dir
+   * (`databasePath`). PostgreSQL is recognised and refused at start-up until its store exists (issue 16).
+   */
+  databaseUrl: z.string().optional(),
   transport: transportConfigSchema,
   webhooks: webhookConfigSchema,
   /** Bearer token for the admin tRPC API; undefined means "read or create <dataDir>/admin-token". */
@@ -281,6 +286,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   }
   if (env.AGENTDIR_PUBLIC_URL) overrides.publicUrl = parsePublicUrl(env.AGENTDIR_PUBLIC_URL, 'AGENTDIR_PUBLIC_URL');
   if (env.AGENTDIR_REDIS_URL) overrides.redisUrl = parseRedisUrl(env.AGENTDIR_REDIS_URL, 'AGENTDIR_REDIS_URL');
+  if (env.AGENTDIR_DATABASE_URL) overrides.databaseUrl = parseDatabaseUrl(env.AGENTDIR_DATABASE_URL, 'AGENTDIR_DATABASE_URL');
   return overrides;
 }
 
@@ -346,7 +352,7 @@ export function parseRedisUrl(value: string, source: string): string {
     url = undefined;
   }
   if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) {
-    throw new Error(`${source} must be a redis://host:port URL (or rediss:// for TLS), got "${value}"`);
+    throw new ConfigError(`${source} must be a redis://host:port URL (or rediss:// for TLS), got "${value}"`);
   }
   return value;
 }
@@ -409,6 +415,39 @@ function isIpOrCidr(entry: string): boolean {
   return /^\d+$/.test(bits) && Number(bits) <= max;
 }
 
-export function databasePath(config: Pick<Config, 'dataDir'>): string {
-  return path.join(config.dataDir, 'agent-directory.sqlite');
+/**
+ * `--database` / AGENTDIR_DATABASE_URL: `sqlite:<path>` (a relative path from the working directory; returned
+ * absolute) or `postgres://user:password@host:port/database` (`postgresql://` too).
+ */
+export function parseDatabaseUrl(value: string, source: string): string {
+  if (value.startsWith('sqlite:')) {
+    const file = value.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, ''); // sqlite:///abs/path too
+    if (!file) throw new ConfigError(`${source} sqlite: needs the path of the database file, e.g. sqlite:./data/agent-directory.sqlite`);
+    return `sqlite:${path.resolve(file)}`;
+  }
+  if (isPostgresUrl(value)) return value;
+  throw new ConfigError(`${source} must be sqlite:<path> or postgres://user:password@host:port/database, got "${value}"`);
+}
+
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The SQLite file of the directory: `--database sqlite:<path>`, else `agent-directory.sqlite` in the data dir.
+ * A postgres:// database is refused here, at start-up of serve and of every cli command, until its store exists.
+ */
+export function databasePath(config: Pick<Config, 'dataDir' | 'databaseUrl'>): string {
+  const url = config.databaseUrl;
+  if (url === undefined) return path.join(config.dataDir, 'agent-directory.sqlite');
+  if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
+  throw new ConfigError(
+    'PostgreSQL (--database postgres://…) is not supported yet: this version keeps the directory in SQLite; ' +
+      'leave --database out or give sqlite:<path>',
+  );
 }

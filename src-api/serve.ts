@@ -5,6 +5,7 @@ import {
   parseMetricsAccess,
   parseOnOff,
   parsePort,
+  parseDatabaseUrl,
   parsePublicUrl,
   parseRedisUrl,
   parseTrustProxy,
@@ -23,6 +24,11 @@ async function main(argv: string[]): Promise<void> {
     .option('--host <host>', 'interface to listen on (default 127.0.0.1, env AGENTDIR_HOST)')
     .option('--port <port>', 'port to listen on (default 8787, env AGENTDIR_PORT)', (value) => wrap(() => parsePort(value, '--port')))
     .option('--data-dir <dir>', 'folder of the SQLite database (default ./data, env AGENTDIR_DATA_DIR)')
+    .option(
+      '--database <url>',
+      "the database: sqlite:<path> (default: the data dir's file) or postgres://… (env AGENTDIR_DATABASE_URL)",
+      (value) => wrap(() => parseDatabaseUrl(value, '--database')),
+    )
     .option('--no-demo-data', 'do not seed the demo directory into an empty database')
     .option(
       '--trust-proxy [n|cidr,…]',
@@ -79,6 +85,7 @@ async function main(argv: string[]): Promise<void> {
     mailFrom?: string;
     publicUrl?: string;
     redisUrl?: string;
+    database?: string;
   }>();
 
   const fromEnv = configFromEnv(process.env);
@@ -95,6 +102,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.metrics !== undefined && { metrics: flags.metrics }),
     ...(flags.publicUrl !== undefined && { publicUrl: flags.publicUrl }),
     ...(flags.redisUrl !== undefined && { redisUrl: flags.redisUrl }),
+    ...(flags.database !== undefined && { databaseUrl: flags.database }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
     mail: {
       ...fromEnv.mail,

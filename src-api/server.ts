@@ -27,9 +27,11 @@ export interface StartServerOptions {
 
 /** Opens the data dir, seeds the demo directory if asked and empty, and listens. */
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
+  // A database this version cannot use (postgres:// for now) is refused before anything starts.
+  const file = databasePath(config);
   // Limits shared with other processes need their Redis: unreachable, the server does not start (RedisUnreachableError).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
-  const db = openDatabase(databasePath(config), { migrationsFolder: options.migrationsFolder });
+  const db = openDatabase(file, { migrationsFolder: options.migrationsFolder });
   const services = createServices({ db, config, redis });
   if (config.demoData && services.agents.countListed() === 0) {
     // Same agents and text on every machine; dates end today, so the console's

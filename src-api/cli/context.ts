@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { configFromEnv, createConfig, databasePath, type Config } from '../config';
+import { configFromEnv, createConfig, databasePath, parseDatabaseUrl, type Config } from '../config';
 import { openDatabase, type Db } from '../db/client';
 import { createServices, type Services } from '../services';
 
@@ -17,16 +17,23 @@ export class CliError extends Error {
 
 export interface DataDirFlags {
   dataDir?: string;
+  database?: string;
 }
 
+/** The flags that say where the directory is: --data-dir and --database (every command takes both). */
 export function addDataDirOption(command: Command): Command {
-  return command.option('--data-dir <dir>', 'folder of the SQLite database (default ./data, env AGENTDIR_DATA_DIR)');
+  return command.option('--data-dir <dir>', 'folder of the SQLite database (default ./data, env AGENTDIR_DATA_DIR)').option(
+    '--database <url>',
+    "the database: sqlite:<path> (default: the data dir's file) or postgres://… (env AGENTDIR_DATABASE_URL)",
+    argParser((value) => parseDatabaseUrl(value, '--database')),
+  );
 }
 
 export function cliConfig(flags: DataDirFlags): Config {
   return createConfig({
     ...configFromEnv(process.env),
     ...(flags.dataDir !== undefined && { dataDir: path.resolve(flags.dataDir) }),
+    ...(flags.database !== undefined && { databaseUrl: flags.database }),
   });
 }
 
@@ -36,9 +43,10 @@ export function cliConfig(flags: DataDirFlags): Config {
  */
 export async function withServices<T>(flags: DataDirFlags, work: (services: Services) => T | Promise<T>): Promise<T> {
   const config = cliConfig(flags);
+  const file = databasePath(config); // a database this version cannot open is a ConfigError, said as it is
   let db: Db;
   try {
-    db = openDatabase(databasePath(config));
+    db = openDatabase(file);
   } catch (error) {
     // A folder that cannot be created, a file that is not a database, …: the user's to fix.
     const reason = (error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message;

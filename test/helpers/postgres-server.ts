@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './redis-server';
+
+export interface TestPostgres {
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string;
+  port: number;
+  /** Runs one SQL statement with psql and returns its unaligned, tuples-only output. */
+  query(sql: string): string;
+  stop(): void;
+}
+
+/** Debian's PostgreSQL 15 binaries (apt package postgresql). */
+const BIN = '/usr/lib/postgresql/15/bin';
+const OS_USER = 'postgres';
+
+/** Runs a PostgreSQL program as the postgres user: the server refuses to run as root. */
+function asPostgres(program: string, args: string[]): string {
+  const command = path.join(BIN, program);
+  const asRoot = process.getuid?.() === 0;
+  return execFileSync(asRoot ? 'runuser' : command, asRoot ? ['-u', OS_USER, '--', command, ...args] : args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * A real PostgreSQL 15 on 127.0.0.1 and a free port: a fresh cluster in a temp
+ * dir (initdb, trust authentication for local connections only), started with
+ * pg_ctl as the `postgres` user, its socket in the same dir. `stop()` stops it
+ * and removes the dir.
+ */
+export function startPostgres(): Promise<TestPostgres> {
+  if (!fs.existsSync(path.join(BIN, 'postgres'))) {
+    throw new Error(`PostgreSQL 15 is not installed (${BIN}): apt-get install postgresql`);
+  }
+  return freePort().then((port) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-postgres-'));
+    const data = path.join(dir, 'data');
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', `${OS_USER}:${OS_USER}`, dir]);
+    let started = false;
+    const stop = () => {
+      if (started) {
+        try {
+          asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+        } catch {
+          // already stopped
+        }
+        started = false;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+      asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync']);
+      asPostgres('pg_ctl', [
+        '-D',
+        data,
+        '-l',
+        path.join(dir, 'server.log'),
+        '-o',
+        `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off`,
+        '-w',
+        '-t',
+        '30',
+        'start',
+      ]);
+      started = true;
+    } catch (error) {
+      const log = fs.existsSync(path.join(dir, 'server.log')) ? fs.readFileSync(path.join(dir, 'server.log'), 'utf8') : '';
+      stop();
+      const stderr = (error as { stderr?: string }).stderr ?? '';
+      throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${stderr}\n${log}`);
+    }
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    return {
+      url,
+      port,
+      query: (sql: string) =>
+        execFileSync(path.join(BIN, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }).trim(),
+      stop,
+    };
+  });
+}
