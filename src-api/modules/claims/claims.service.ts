@@ -1,14 +1,6 @@
-import { and, count, desc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import {
-  AppError,
-  ConflictError,
-  QuotaExceededError,
-  NotFoundError,
-  StaleVersionError,
-  ValidationError,
-  VerificationFailedError,
-} from '../../errors';
+import { AppError, ConflictError, QuotaExceededError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import { randomToken, type IdGenerator } from '../../lib/ids';
 import type { DnsResolver } from '../../lib/dns-resolver';
@@ -17,12 +9,24 @@ import type { Page } from '../../lib/schemas';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
-import { toLastCheckView, toNewClaim, toPublicClaim } from './claim-views';
+import { createClaimDecisions } from './claim-decisions';
+import { createClaimRows, type ModeratorOptions } from './claim-rows';
+import { toNewClaim, toPublicClaim } from './claim-views';
 import { type AdminClaim, type CreateClaimInput, type ListClaimsQuery, type NewClaim, type PublicClaim } from './claims.schemas';
-import { claims, type ClaimCheckResult, type ClaimRow, type ClaimStatus, type ProofMethod, type ProofResult } from './claims.table';
+import { claims, type ClaimRow, type ClaimStatus, type ProofMethod } from './claims.table';
 import { createOwnershipRecheck } from './ownership-recheck';
-import { createProofChecker, proofMethodsFor } from './proof-methods';
+import { proofMethodsFor } from './proof-methods';
 import type { QueueMailInput } from '../mail/mail.service';
+
+export type { ModeratorOptions } from './claim-rows';
+export { SYSTEM_ACTOR } from './claim-decisions';
+
+/*
+ * The claims service, by job: this file makes and lists claims (quotas, tokens, the console's
+ * list and counts) and wires the rest; claim-decisions.ts checks proofs and decides (verified,
+ * superseded, rejected); claim-rows.ts is the table's one write and the moderators' view;
+ * ownership-recheck.ts re-checks verified ownership.
+ */
 
 export interface ClaimsServiceDeps {
   db: Db;
@@ -77,16 +81,8 @@ export class UnprovableSourceError extends AppError {
   }
 }
 
-export interface ModeratorOptions {
-  /** The claim version the moderator last saw; a different current version is a 409 stale_version. */
-  expectedVersion?: number;
-}
-
 export const DEFAULT_VERIFY_MAX_BYTES = 64 * 1024;
 export const CLAIM_TOKEN_PREFIX = 'adclaim-';
-const SUPERSEDED_REASON = 'Another ownership claim for this agent was verified';
-/** The audit actor of what the service decides by itself. */
-export const SYSTEM_ACTOR = 'system';
 
 export function createClaimsService({
   db,
@@ -106,74 +102,25 @@ export function createClaimsService({
   recheckStrikes,
   queueMail,
 }: ClaimsServiceDeps) {
-  const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
-
-  const findRow = (id: string): ClaimRow | undefined => db.select().from(claims).where(eq(claims.id, id)).get();
-
-  const requireRow = (id: string): ClaimRow => {
-    const row = findRow(id);
-    if (!row) throw new NotFoundError('Claim', id);
-    return row;
-  };
-
-  const requirePending = (row: ClaimRow, options: ModeratorOptions = {}): void => {
-    if (options.expectedVersion !== undefined && options.expectedVersion !== row.version) throw new StaleVersionError('Claim', row.id);
-    if (row.status !== 'pending')
-      throw new ConflictError(`Claim "${row.id}" is already ${row.status}; only a pending claim can be verified or rejected`);
-  };
-
-  const agentNameOf = (agentId: string): string | null => agents.findRow(agentId)?.name ?? null;
-
-  /** Pending claims per agent, for the agents of `rows`. */
-  const pendingByAgent = (rows: readonly ClaimRow[]): Map<string, number> => {
-    const agentIds = [...new Set(rows.map((row) => row.agentId))];
-    if (agentIds.length === 0) return new Map();
-    const counted = db
-      .select({ agentId: claims.agentId, n: count() })
-      .from(claims)
-      .where(and(eq(claims.status, 'pending'), inArray(claims.agentId, agentIds)))
-      .groupBy(claims.agentId)
-      .all();
-    return new Map(counted.map((entry) => [entry.agentId, entry.n]));
-  };
-
-  const toAdminClaims = (rows: readonly ClaimRow[]): AdminClaim[] => {
-    const pending = pendingByAgent(rows);
-    return rows.map((row) => {
-      const { instructions: _instructions, ...verification } = toNewClaim(row).verification;
-      const competing = (pending.get(row.agentId) ?? 0) - (row.status === 'pending' ? 1 : 0);
-      return { ...toNewClaim(row), agent_name: agentNameOf(row.agentId), competing_claims: competing, verification, version: row.version };
-    });
-  };
-  const toAdminClaim = (row: ClaimRow): AdminClaim => toAdminClaims([row])[0]!;
-
-  /** Writes `changes`, bumping version and updated_at. Call inside a transaction. */
-  const writeChanges = (current: ClaimRow, changes: Partial<ClaimRow>): ClaimRow => {
-    const next: ClaimRow = { ...current, ...changes, version: current.version + 1, updatedAt: isoNow(clock) };
-    db.update(claims).set(next).where(eq(claims.id, current.id)).run();
-    return next;
-  };
-
-  /** Checks every method at once; passes when any holds. Never throws for what the targets do. */
-  const checkAll = async (methods: ProofMethod[], token: string): Promise<ClaimCheckResult> => {
-    const results: ProofResult[] = await Promise.all(methods.map((method) => checkProof(method, token)));
-    const held = results.find((result) => result.ok);
-    const first = results[0];
-    const detail = held
-      ? held.detail
-      : results.length === 1
-        ? first!.detail
-        : results.map((result) => `${result.method}: ${result.detail}`).join(' ');
-    return {
-      checkedAt: isoNow(clock),
-      ok: held !== undefined,
-      ...(first?.status !== undefined ? { status: first.status } : {}),
-      detail: detail || 'No proof method fits this agent’s source.',
-      ...(held ? { method: held.method } : {}),
-      results,
-    };
-  };
+  const rows = createClaimRows({ db, clock, agents });
+  const { requireRow, writeChanges, toAdminClaim, toAdminClaims } = rows;
+  const decisions = createClaimDecisions({
+    db,
+    clock,
+    agents,
+    audit,
+    events,
+    rows,
+    methodsOf,
+    fetch,
+    resolver,
+    verifyTimeoutMs,
+    verifyMaxBytes,
+    recheckIntervalMs,
+    accountOf,
+  });
+  const { checkAll, runCheck } = decisions;
 
   /** Contract section 3: at most 5 pending claims per client; one pending claim per account and agent. */
   const enforceQuotas = (agentId: string, who: ClaimantContext): void => {
@@ -197,111 +144,6 @@ export function createClaimsService({
         );
       }
     }
-  };
-
-  /**
-   * Verifies `current` (pending) and does everything that goes with it. Call inside a transaction:
-   * the claim, `claim.approved`, the agent's verified mark (`agent.verified`) and the audit entries
-   * are committed together. Other pending claims for the same agent are rejected as superseded.
-   */
-  const approve = (
-    current: ClaimRow,
-    how: { verifiedBy: 'automatic' | 'manual'; actor?: string; note?: string; changes?: Partial<ClaimRow> },
-  ): ClaimRow => {
-    const now = isoNow(clock);
-    const next = writeChanges(current, {
-      ...how.changes,
-      status: 'verified',
-      verifiedBy: how.verifiedBy,
-      decidedAt: now,
-      // Only a proof can be re-checked; a moderator's word stands until a moderator changes it.
-      nextRecheckAt: how.verifiedBy === 'automatic' ? new Date(clock.now().getTime() + recheckIntervalMs).toISOString() : null,
-      recheckFailures: 0,
-    });
-    events.record('claim.approved', {
-      claim_id: next.id,
-      agent_id: next.agentId,
-      claimant_name: next.claimantName,
-      method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
-    });
-    // A claim made with an account makes that account the owner; an anonymous one only verifies the agent.
-    const ownerName = next.accountId ? accountOf(next.accountId)?.name : undefined;
-    agents.setVerified(next.agentId, true, {
-      via: 'claim',
-      actor: how.actor,
-      ...(next.accountId && ownerName !== undefined && { owner: { accountId: next.accountId, name: ownerName } }),
-    });
-
-    const others = db
-      .select()
-      .from(claims)
-      .where(and(eq(claims.agentId, next.agentId), eq(claims.status, 'pending'), ne(claims.id, next.id)))
-      .all();
-    for (const other of others) {
-      const rejected = writeChanges(other, { status: 'rejected', reason: `${SUPERSEDED_REASON} (${next.id})`, decidedAt: now });
-      // The service did this, not whoever verified the winning claim.
-      audit.record({
-        actor: SYSTEM_ACTOR,
-        action: 'claim.reject',
-        entityType: 'claim',
-        entityId: other.id,
-        before: { status: other.status },
-        after: { status: rejected.status, reason: rejected.reason, superseded_by: next.id },
-      });
-    }
-    if (how.actor) {
-      audit.record({
-        actor: how.actor,
-        action: 'claim.verify',
-        entityType: 'claim',
-        entityId: next.id,
-        before: { status: current.status },
-        after: { status: next.status, verified_by: next.verifiedBy, ...(how.note ? { note: how.note } : {}) },
-      });
-    }
-    return next;
-  };
-
-  /**
-   * The automatic check, for the public verify endpoint and the console's "check now".
-   * The fetch happens outside any transaction; its result is then committed (even a
-   * failed one, so claimants and moderators see what was found) before a failure is thrown.
-   */
-  const runCheck = async (id: string, options: ModeratorOptions & { actor?: string }): Promise<ClaimRow> => {
-    const before = requireRow(id);
-    requirePending(before, options);
-    // The proofs follow the agent's current source, so a claim made before the source moved
-    // cannot be proven on the old host.
-    const agent = agents.findRow(before.agentId);
-    const methods = agent ? methodsOf(agent.sourceUrl, before.token) : before.methods;
-    const lastCheck = await checkAll(methods, before.token);
-
-    const row = inTransaction(db, () => {
-      const current = requireRow(id);
-      // Someone else may have decided (or checked) the claim while we were checking.
-      requirePending(current, { expectedVersion: options.expectedVersion === undefined ? undefined : before.version });
-      const changes: Partial<ClaimRow> = {
-        lastCheck,
-        methods,
-        verificationUrl: methods[0]?.url ?? current.verificationUrl,
-        ...(lastCheck.ok ? { verifiedMethod: lastCheck.method } : {}),
-      };
-      if (lastCheck.ok) return approve(current, { verifiedBy: 'automatic', actor: options.actor, changes });
-      const next = writeChanges(current, changes);
-      if (options.actor) {
-        audit.record({
-          actor: options.actor,
-          action: 'claim.check',
-          entityType: 'claim',
-          entityId: id,
-          before: { status: current.status },
-          after: { status: next.status, last_check: toLastCheckView(lastCheck) },
-        });
-      }
-      return next;
-    });
-    if (!lastCheck.ok) throw new VerificationFailedError(lastCheck.detail);
-    return row;
   };
 
   const rechecks = createOwnershipRecheck({
@@ -392,7 +234,7 @@ export function createClaimsService({
             claims.agentId,
           ]
         : [];
-      const rows = db
+      const found = db
         .select()
         .from(claims)
         .where(where)
@@ -401,7 +243,7 @@ export function createClaimsService({
         .offset((query.page - 1) * query.limit)
         .all();
       const total = db.select({ n: count() }).from(claims).where(where).get()?.n ?? 0;
-      return { items: toAdminClaims(rows), page: query.page, limit: query.limit, total };
+      return { items: toAdminClaims(found), page: query.page, limit: query.limit, total };
     },
 
     /** Everything about a claim, token and e-mail address included. */
@@ -414,35 +256,14 @@ export function createClaimsService({
       return toAdminClaim(await runCheck(id, { ...options, actor }));
     },
 
-    /** A moderator vouches for the claim without the well-known file (verified_by "manual"). */
+    /** A moderator vouches for the claim without a proof (verified_by "manual"). */
     verifyManually(id: string, actor: string, note?: string, options: ModeratorOptions = {}): AdminClaim {
-      return inTransaction(db, () => {
-        const current = requireRow(id);
-        requirePending(current, options);
-        return toAdminClaim(approve(current, { verifiedBy: 'manual', actor, note: note?.trim() || undefined }));
-      });
+      return toAdminClaim(decisions.verifyManually(id, actor, note, options));
     },
 
     /** A moderator turns the claim down; the reason is shown to the claimant. */
     reject(id: string, reason: string, actor: string, options: ModeratorOptions = {}): AdminClaim {
-      const trimmed = reason.trim();
-      if (!trimmed) throw new ValidationError('A reason is required to reject a claim', [{ pointer: '/reason', detail: 'is required' }]);
-      if (trimmed.length > 1000)
-        throw new ValidationError('The reason is too long', [{ pointer: '/reason', detail: 'at most 1,000 characters' }]);
-      return inTransaction(db, () => {
-        const current = requireRow(id);
-        requirePending(current, options);
-        const next = writeChanges(current, { status: 'rejected', reason: trimmed, decidedAt: isoNow(clock) });
-        audit.record({
-          actor,
-          action: 'claim.reject',
-          entityType: 'claim',
-          entityId: id,
-          before: { status: current.status },
-          after: { status: next.status, reason: trimmed },
-        });
-        return toAdminClaim(next);
-      });
+      return toAdminClaim(decisions.reject(id, reason, actor, options));
     },
 
     /** How many claims are in each status (the console's tab counts). */
