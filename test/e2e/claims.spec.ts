@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect, test, type APIRequestContext } from '@playwright/test';
+import { expectAccessible } from './pages/accessibility';
 import { ClaimsPage } from './pages/claims-page';
 import { mockProcedures, serverError, settled } from './pages/console-api';
 
@@ -282,6 +283,7 @@ test.describe('claims', () => {
     await page.mouse.move(0, 0);
     await settled(page);
     await page.screenshot({ path: shot('19-claims-competing.png') });
+    await expectAccessible(page, 'console-claims-competing');
 
     // Verify by hand with the keyboard, then take it back with z: nothing was sent.
     await page.keyboard.press('m');
@@ -311,6 +313,7 @@ test.describe('claims', () => {
     await page.mouse.move(0, 0);
     await settled(page);
     await page.screenshot({ path: shot('20-claims-competitor-rejected.png') });
+    await expectAccessible(page, 'console-claims-superseded');
     expect(await agentVerified(request, agentId)).toBe(true);
     expect(await auditActions(request, rival.id)).toEqual(['system claim.reject']);
 
