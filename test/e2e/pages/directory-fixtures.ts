@@ -133,7 +133,7 @@ export function testAgent(label: string, suffix = uniqueSuffix()): AgentRecord {
 export async function screenshotScreen(page: Page, name: string): Promise<void> {
   const size = page.viewportSize()!;
   const height = (await page.evaluate(
-    `Math.max(window.innerHeight, ...[...document.querySelectorAll('.n-layout-scroll-container')].map((el) => el.scrollHeight))`,
+    `Math.max(window.innerHeight, document.documentElement.scrollHeight, ...[...document.querySelectorAll('.n-layout-scroll-container')].map((el) => el.scrollHeight))`,
   )) as number;
   if (height > size.height) await page.setViewportSize({ width: size.width, height: Math.min(height, 4000) });
   await settled(page);
