@@ -12,17 +12,34 @@ export function resolveAdminToken(config: Pick<Config, 'adminToken' | 'dataDir'>
   if (config.adminToken) return config.adminToken;
   const file = path.join(config.dataDir, 'admin-token');
   ensurePrivateDir(config.dataDir);
+  let shortFileExists = false;
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
     // An old file may have been written with another mode (or copied in): it is checked and fixed each start.
     fixMode(file, PRIVATE_FILE_MODE);
     if (existing.length >= 16) return existing;
+    shortFileExists = true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const token = randomBytes(32).toString('base64url');
-  // writeFileSync's mode only applies when it creates the file; a short, replaced file keeps its mode otherwise.
-  fs.writeFileSync(file, `${token}\n`, { mode: PRIVATE_FILE_MODE });
-  fixMode(file, PRIVATE_FILE_MODE);
-  return token;
+  // Written whole under a private name, then put in place in one step: a process
+  // starting at the same moment never reads a half-written token, and only one
+  // token wins (link fails when the other process's file is already there).
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${token}\n`, { mode: PRIVATE_FILE_MODE });
+  fixMode(temp, PRIVATE_FILE_MODE);
+  try {
+    if (shortFileExists) {
+      fs.renameSync(temp, file);
+      return token;
+    }
+    fs.linkSync(temp, file);
+    return token;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return fs.readFileSync(file, 'utf8').trim();
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
 }

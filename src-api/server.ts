@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolveAdminToken } from './admin-token';
 import { databasePath, type Config } from './config';
-import { openDatabase } from './db/client';
+import { inTransaction, openDatabase } from './db/client';
 import { connectRedis } from './lib/redis';
 import { seedDemoDirectory } from './demo/seed-demo';
 import { buildApp, API_PREFIX } from './http/app';
@@ -33,10 +33,13 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   const db = openDatabase(file, { migrationsFolder: options.migrationsFolder });
   const services = createServices({ db, config, redis });
-  if (config.demoData && services.agents.countListed() === 0) {
-    // Same agents and text on every machine; dates end today, so the console's
-    // "last 30 days" charts show a living directory whenever it is seeded.
-    seedDemoDirectory(services, { baseDate: services.clock.now().toISOString() });
+  if (config.demoData) {
+    // Checked and seeded under one write lock, so processes starting together on
+    // an empty database seed it once. Same agents and text on every machine; dates
+    // end today, so the console's "last 30 days" charts show a living directory.
+    inTransaction(db, () => {
+      if (services.agents.countListed() === 0) seedDemoDirectory(services, { baseDate: services.clock.now().toISOString() });
+    });
   }
   const adminToken = resolveAdminToken(config);
 

@@ -35,8 +35,24 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const db = drizzle(sqlite, { schema }) as Db;
-  migrate(db, { migrationsFolder: options.migrationsFolder ?? defaultMigrationsFolder() });
+  migrateOnce(db, options.migrationsFolder ?? defaultMigrationsFolder());
   return db;
+}
+
+/**
+ * Applies the pending migrations, once even when several processes open the
+ * same new file at the same moment (contract section 8). drizzle reads which
+ * migrations are applied before it takes the write lock, so two processes can
+ * both decide to run the first one; the loser's CREATE TABLE fails and rolls
+ * back. By then the winner has recorded its migrations, so a second pass finds
+ * them applied and does nothing (or fails again for a real reason).
+ */
+function migrateOnce(db: Db, migrationsFolder: string): void {
+  try {
+    migrate(db, { migrationsFolder });
+  } catch {
+    migrate(db, { migrationsFolder });
+  }
 }
 
 /**
