@@ -133,7 +133,7 @@ describe('limits in Redis, shared by two serve processes', () => {
     expect(read.headers.get('ratelimit')).toMatch(/^"reads";r=99;t=\d+$/);
   }, 120_000);
 
-  it('failed sign-ins count across processes: the 11th attempt, on either, is a 429', async () => {
+  it('failed sign-ins count across processes, exactly even when they arrive at once: 15 wrong passwords, 10 × 401 and 5 × 429', async () => {
     const dataDir = makeTempDir('agentdir-redis-sign-in-');
     const [a, b] = await Promise.all([startServe(dataDir, ['--redis-url', redis.url]), startServe(dataDir, ['--redis-url', redis.url])]);
     const signIn = (server: ServeProcess) =>
@@ -142,11 +142,16 @@ describe('limits in Redis, shared by two serve processes', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: 'nobody@example.test', password: 'wrong password 123' }),
       });
-    for (let i = 0; i < 10; i++) expect((await signIn(i % 2 === 0 ? a : b)).status).toBe(401);
+    // All 15 are in flight together: each is counted, with the check, before its password is hashed.
+    const statuses = (await Promise.all(Array.from({ length: 15 }, (_, i) => signIn(i % 2 === 0 ? a : b)))).map((r) => r.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+
     const blocked = await signIn(b);
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await signIn(a)).status).toBe(429);
+    expect(await admin.zcard('agentdir:sign-in:ip:127.0.0.1')).toBe(10);
   }, 120_000);
 });
 

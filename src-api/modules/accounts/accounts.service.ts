@@ -175,17 +175,16 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
      */
     async signIn(email: string, password: string, ip: string): Promise<{ account: Account; token: string; expiresAt: Date }> {
       const limitKeys = [`email:${emailKeyOf(email)}`, `ip:${ip}`];
-      const wait = await limiter.retryAfterSeconds(limitKeys);
-      if (wait > 0) throw new RateLimitedError(wait, 'sign-in');
+      // Counted as a failure from the start (with the check, in one step), taken back once the password is right.
+      const started = await limiter.begin(limitKeys);
+      if ('wait' in started) throw new RateLimitedError(started.wait, 'sign-in');
       const row = byEmail(email);
       const ok = row?.passwordHash ? await verifyPassword(row.passwordHash, password) : await verifyAgainstDummy(password);
-      if (!row || !ok) {
-        await limiter.recordFailure(limitKeys);
-        throw new InvalidCredentialsError();
-      }
+      if (!row || !ok) throw new InvalidCredentialsError();
+      const signedIn = !row.disabledAt && row.emailVerifiedAt !== null;
+      await limiter.settle(limitKeys, started.attempt, signedIn);
       if (row.disabledAt) throw new ForbiddenError('This account has been disabled by an administrator', 'account_disabled');
       if (!row.emailVerifiedAt) throw new EmailNotVerifiedError();
-      await limiter.recordSuccess(limitKeys[0]!);
       const session = inTransaction(db, () => sessions.create(row.id));
       return { account: toAccount(row), ...session };
     },
