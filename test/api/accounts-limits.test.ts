@@ -40,4 +40,24 @@ describe('sign-in limit', () => {
       await other.close();
     }
   });
+
+  it('is exact for attempts in flight together: 15 at once, 10 × 401 and 5 × 429; a right password is no failure', async () => {
+    const other = await startTestServer({ rateLimit: { enabled: true, writes: 1000 } });
+    try {
+      await other.services.accounts.createVerified(
+        { email: 'busy@example.test', name: 'Busy', roles: [], password: GOOD_PASSWORD },
+        'test',
+      );
+      // A right password first, from the same IP: it does not count against the IP's ten.
+      expect((await other.post('/sessions', { email: 'busy@example.test', password: GOOD_PASSWORD })).status).toBe(201);
+      const responses = await Promise.all(
+        Array.from({ length: 15 }, () => other.post('/sessions', { email: 'busy@example.test', password: 'wrong password' })),
+      );
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+    } finally {
+      await other.close();
+    }
+  });
 });
