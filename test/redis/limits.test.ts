@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis-server';
+import { startServeProcess, type ServeProcess } from '../helpers/serve-process';
 import { makeTempDir } from '../helpers/test-server';
 
 /**
@@ -37,52 +38,24 @@ afterAll(async () => {
   await redis.stop();
 });
 
-interface ServeProcess {
-  child: ChildProcess;
-  api: string;
-}
-
-/** `serve` as a real process, started with `args`; resolves once it listens. */
-function spawnServe(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+/** `serve` as a real process expected to stop at start-up: its exit code and output. */
+function failingServe(args: string[]): { output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src-api/serve.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { output: () => output, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
 }
 
+/** A serve process with the limits on, on `dataDir`, counted through it. */
 async function startServe(dataDir: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
-  const port = await freePort();
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'on', ...extra];
-  const { child, output, exited } = spawnServe(args, env);
-  const api = `http://127.0.0.1:${port}/api/v1`;
-  await Promise.race([
-    new Promise<void>((resolve, reject) => {
-      const started = Date.now();
-      const poll = setInterval(() => {
-        if (output().includes(`Agent Directory API: ${api}`)) {
-          clearInterval(poll);
-          resolve();
-        } else if (Date.now() - started > 40_000) {
-          clearInterval(poll);
-          reject(new Error(`serve did not start within 40 s:\n${output()}`));
-        }
-      }, 50);
-    }),
-    exited.then((code) => {
-      throw new Error(`serve exited with ${code} before listening:\n${output()}`);
-    }),
-  ]);
-  return { child, api };
+  const server = await startServeProcess(['--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'on', ...extra], env);
+  children.add(server.child);
+  return server;
 }
 
 describe('limits in Redis, shared by two serve processes', () => {
@@ -158,7 +131,7 @@ describe('limits in Redis, shared by two serve processes', () => {
 describe('an unreachable Redis', () => {
   it('stops serve at start-up with a clear error and a non-zero exit', async () => {
     const port = await freePort(); // nothing listens there
-    const { output, exited } = spawnServe([
+    const { output, exited } = failingServe([
       '--port',
       '0',
       '--data-dir',
@@ -173,7 +146,7 @@ describe('an unreachable Redis', () => {
   }, 60_000);
 
   it('rejects a --redis-url that is not a redis:// URL', async () => {
-    const { output, exited } = spawnServe([
+    const { output, exited } = failingServe([
       '--port',
       '0',
       '--data-dir',
