@@ -57,6 +57,34 @@ describe('text', () => {
     expect(boundedEditDistance('a', 'abcd', 2)).toBe(3);
   });
 
+  it('bounded edit distance (banded) equals the full optimal-string-alignment distance, capped at bound + 1, on random words', () => {
+    const full = (a: string, b: string): number => {
+      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+      for (let i = 1; i <= a.length; i++) {
+        for (let j = 1; j <= b.length; j++) {
+          const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+          d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+          if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+        }
+      }
+      return d[a.length]![b.length]!;
+    };
+    let state = 12345;
+    const next = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return (state >>> 8) % n;
+    };
+    const word = () => Array.from({ length: 1 + next(12) }, () => 'abcde'[next(5)]).join('');
+    for (let i = 0; i < 3000; i++) {
+      const a = word();
+      // Often a near copy, so that small distances are common.
+      const b = next(2) === 0 ? word() : a.slice(0, next(a.length + 1)) + word().slice(0, next(3)) + a.slice(next(a.length + 1));
+      const max = next(4);
+      const expected = Math.min(full(a, b), max + 1);
+      expect(boundedEditDistance(a, b, max), `${a} / ${b} / ${max}`).toBe(expected);
+    }
+  });
+
   it('allows one edit from 4 letters and two when the longer word has 8', () => {
     expect(allowedEdits(3, 4)).toBe(0);
     expect(allowedEdits(4, 5)).toBe(1);

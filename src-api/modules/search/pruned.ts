@@ -81,22 +81,30 @@ export function prunedSearch(
   });
   const heap = scratch.blockHeap(blocks);
   const keys = scratch.blockKeys(blocks);
+  // Word by word, in plan order (as the score sums them): each block's sum of bounds and how many words it may have.
+  const sums = scratch.boundSums(blocks);
+  const present = scratch.boundWords(blocks);
+  for (let t = 0; t < termCount; t++) {
+    const termBounds = bounds[t]!;
+    for (let block = 0; block < blocks; block++) {
+      const bound = termBounds[block]!;
+      if (bound > 0) {
+        sums[block] = sums[block]! + bound;
+        present[block] = present[block]! + 1;
+      }
+    }
+  }
   for (let block = 0; block < blocks; block++) {
+    const sum = sums[block]!;
+    const words = present[block]!;
+    sums[block] = 0;
+    present[block] = 0;
     if (matching[block] === 0) {
       keys[block] = -1;
       continue;
     }
-    let sum = 0;
-    let present = 0;
-    for (let t = 0; t < termCount; t++) {
-      const bound = bounds[t]![block]!;
-      if (bound > 0) {
-        sum += bound;
-        present++;
-      }
-    }
     // As the score: (matched words + exact name) + min(0.9999, sum / words).
-    const key = (requireAll ? termCount : present) + nameBonus[block]! + Math.min(0.9999, sum / termCount);
+    const key = (requireAll ? termCount : words) + nameBonus[block]! + Math.min(0.9999, sum / termCount);
     keys[block] = key;
     heap.push(block, key);
   }
@@ -144,8 +152,6 @@ function matchingBits(
   words: number,
 ): { requireAll: boolean; total: number } {
   const { matching, union, word: wordBits, capability } = scratch.bitsets(words);
-  matching.fill(0, 0, words);
-  union.fill(0, 0, words);
   if (filter.capabilityStamp !== 0) {
     capability.fill(0, 0, words);
     for (const slot of filter.candidates!) if (store.marks[slot] === filter.capabilityStamp) setBit(capability, slot);
@@ -160,29 +166,58 @@ function matchingBits(
     }
     return countBits(bits, words);
   };
+  // Agents with every word: the first word's bits, ANDed with each next word's (its one bitset directly, when it has just one).
   plan.forEach((term, t) => {
-    wordBits.fill(0, 0, words);
-    for (const { termId } of term.expansions.terms) {
-      if (store.documentFrequency[termId] === 0) continue;
-      const bits = store.termBits[termId];
-      if (bits !== undefined) {
-        orInto(wordBits, bits, words);
-        continue;
-      }
-      if (termId < store.baseTermCount) {
-        for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) setBit(wordBits, store.baseSlots[p]!);
-      }
-      for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry))
-        setBit(wordBits, store.tails.slot(entry));
+    if (t === 0) {
+      matching.fill(0, 0, words);
+      orWordInto(store, term, matching, words);
+      return;
     }
-    if (t === 0) matching.set(wordBits.subarray(0, words));
-    else andInto(matching, wordBits, words);
-    if (plan.length > 1) orInto(union, wordBits, words);
+    const only = soleBitset(store, term);
+    if (only !== undefined) {
+      andInto(matching, only, words);
+      return;
+    }
+    wordBits.fill(0, 0, words);
+    orWordInto(store, term, wordBits, words);
+    andInto(matching, wordBits, words);
   });
   const complete = finish(matching);
   if (complete > 0 || plan.length === 1) return { requireAll: true, total: complete };
+  // Nobody has them all: agents with any word (only now, as most queries never need it).
+  union.fill(0, 0, words);
+  for (const term of plan) orWordInto(store, term, union, words);
   matching.set(union.subarray(0, words));
   return { requireAll: false, total: finish(matching) };
+}
+
+/** ORs the slots of every expansion of `term` into `target`: its bitset, or its postings for a term too rare to have one. */
+function orWordInto(store: IndexStore, term: PlannedTerm, target: Uint32Array, words: number): void {
+  for (const { termId } of term.expansions.terms) {
+    if (store.documentFrequency[termId] === 0) continue;
+    const bits = store.termBits[termId];
+    if (bits !== undefined) {
+      orInto(target, bits, words);
+      continue;
+    }
+    if (termId < store.baseTermCount) {
+      const end = store.baseOffsets[termId + 1]!;
+      for (let p = store.baseOffsets[termId]!; p < end; p++) setBit(target, store.baseSlots[p]!);
+    }
+    for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry)) setBit(target, store.tails.slot(entry));
+  }
+}
+
+/** The bitset of the word's only expansion with agents, if it has exactly one and that one has a bitset. */
+function soleBitset(store: IndexStore, term: PlannedTerm): Uint32Array | undefined {
+  let only: Uint32Array | undefined;
+  for (const { termId } of term.expansions.terms) {
+    if (store.documentFrequency[termId] === 0) continue;
+    const bits = store.termBits[termId];
+    if (bits === undefined || only !== undefined) return undefined;
+    only = bits;
+  }
+  return only;
 }
 
 /**
@@ -460,6 +495,8 @@ class PruningScratch {
   private heapBlocks = new Int32Array(0);
   private heapKeys = new Float64Array(0);
   private keys = new Float64Array(0);
+  private sums = new Float64Array(0);
+  private present = new Uint8Array(0);
   /** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
   readonly blockBest = new Float32Array(BLOCK_SIZE);
   readonly blockSums = new Float64Array(BLOCK_SIZE);
@@ -478,6 +515,17 @@ class PruningScratch {
       if ((this.termBounds[t]?.length ?? 0) < blocks) this.termBounds[t] = new Float32Array(blocks * 2);
     }
     return this.termBounds;
+  }
+
+  /** Per block, the sum of the words' bounds and how many words have a bound there: all zero between queries. */
+  boundSums(blocks: number): Float64Array {
+    if (this.sums.length < blocks) this.sums = new Float64Array(blocks * 2);
+    return this.sums;
+  }
+
+  boundWords(blocks: number): Uint8Array {
+    if (this.present.length < blocks) this.present = new Uint8Array(blocks * 2);
+    return this.present;
   }
 
   /** Each block's bound (-1: nothing to score there). */

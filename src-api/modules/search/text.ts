@@ -228,16 +228,20 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
     rowB = new Int32Array(m + 1);
     rowC = new Int32Array(m + 1);
   }
-  // Three rolling rows: two back (transpositions), previous, current.
+  // Three rolling rows: two back (transpositions), previous, current. Only the band |i − j| ≤ max is computed:
+  // a cell outside it is more than max edits away, and the cell just past each end of the band holds max + 1.
+  const outside = max + 1;
   let twoBack = rowA;
   let previous = rowB;
   let current = rowC;
-  for (let j = 0; j <= m; j++) previous[j] = j;
+  for (let j = 0; j <= m; j++) previous[j] = j <= max ? j : outside;
   for (let i = 1; i <= n; i++) {
-    current[0] = i;
-    let rowMin = i;
+    const low = Math.max(1, i - max);
+    const high = Math.min(m, i + max);
+    current[low - 1] = low === 1 ? i : outside;
+    let rowMin = low === 1 ? i : outside;
     const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= m; j++) {
+    for (let j = low; j <= high; j++) {
       const cb = b.charCodeAt(j - 1);
       const cost = ca === cb ? 0 : 1;
       let value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
@@ -247,7 +251,8 @@ export function boundedEditDistance(a: string, b: string, max: number): number {
       current[j] = value;
       if (value < rowMin) rowMin = value;
     }
-    if (rowMin > max) return max + 1;
+    if (high < m) current[high + 1] = outside;
+    if (rowMin > max) return outside;
     const recycled = twoBack;
     twoBack = previous;
     previous = current;

@@ -130,7 +130,12 @@ export class Vocabulary {
     const stamps = this.gramStamps;
     const lengths = this.termLengths;
     const candidates: number[] = [];
+    // Every term in these lists starts with the same letter, so shares the gram "␂␂" + that letter: its list (the
+    // longest) is not walked, and it is counted for each candidate below. A term sharing no other gram never passes
+    // (each allowance needs at least 2 shared grams), so nothing is lost.
+    const firstGram = `${START}${term[0]}`;
     for (const gram of grams) {
+      if (gram === firstGram) continue;
       const list = this.gramPostings.get(term[0] + gram);
       if (!list) continue;
       for (let i = 0; i < list.length; i++) {
@@ -149,7 +154,7 @@ export class Vocabulary {
     // Candidates passing the count and length filters, most grams in common first, at most MAX_VERIFICATIONS of them.
     const passing: number[][] = [];
     for (const termId of candidates) {
-      const shared = counts[termId]!;
+      const shared = Math.min(255, counts[termId]! + 1);
       const allowed = allowance(length, lengths[termId]!);
       if (allowed === 0 || Math.abs(lengths[termId]! - length) > allowed) continue;
       if (shared < Math.max(1, Math.max(grams.length, this.termGramCounts[termId]!) - 4 * allowed)) continue;
