@@ -36,6 +36,10 @@ export function registerBackupCommand(program: Command): void {
       .option('--force', 'replace the database of a data dir that is not empty (never while a server uses it)'),
   ).action((file: string, flags: RestoreFlags) => {
     const config = cliConfig(flags);
+    // A restore replaces the data dir's own file; another database (--database) is not restored into.
+    if (config.databaseUrl !== undefined) {
+      throw new CliError('restore replaces the database of --data-dir; leave --database (and AGENTDIR_DATABASE_URL) out');
+    }
     const { agents } = restoreBackup(file, config.dataDir, { force: flags.force === true });
     // Opening it brings a copy made by an older version up to date.
     openDatabase(databasePath(config)).$client.close();

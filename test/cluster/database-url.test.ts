@@ -102,6 +102,16 @@ describe('--database', () => {
       const refused = await runCli(['keys', 'list', '--database', postgres.url]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('error: PostgreSQL (--database postgres://…) is not supported yet');
+
+      // restore replaces the data dir's file only: it says so rather than restore beside the database asked for.
+      const backup = path.join(dir, 'copy.sqlite');
+      const backedUp = await runCli(['backup', backup, '--data-dir', path.join(dir, 'data'), '--database', `sqlite:${file}`]);
+      expect(backedUp.stderr).toBe('');
+      expect(backedUp.code).toBe(0);
+      const restore = await runCli(['restore', backup, '--data-dir', path.join(dir, 'restored'), '--database', `sqlite:${file}`]);
+      expect(restore.code).toBe(1);
+      expect(restore.stderr).toContain('error: restore replaces the database of --data-dir; leave --database');
+      expect(fs.existsSync(path.join(dir, 'restored'))).toBe(false);
     },
     CLI_TEST_TIMEOUT,
   );

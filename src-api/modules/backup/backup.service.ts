@@ -219,6 +219,7 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
   async function backupTo(target: string): Promise<BackupSummary> {
     const summary = await backupDatabase(db.$client, target, clock);
     const temp = `${lastBackupFile}.${process.pid}.tmp`;
+    ensurePrivateDir(config.dataDir); // the database may live elsewhere (--database sqlite:<path>)
     fs.writeFileSync(temp, `${JSON.stringify(summary, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
     fs.renameSync(temp, lastBackupFile);
     return summary;
