@@ -5,6 +5,7 @@
  *
  *   npm run bench                       # 100,000 agents, 10 s per load
  *   npm run bench -- --agents 2000 --duration 1 --smoke   # the quick run npm test uses
+ *   npm run bench -- --agents 1000000   # the 1M goals; writes about 680 MB of JSONL to the temp dir, run on a quiet machine
  *
  * Prints a table (goal, measured, met?) and writes bench/results/latest.json.
  */
