@@ -142,6 +142,14 @@ describe('pruned top-k', () => {
     expect(pruned.total).toBeGreaterThan(10_000);
     expect(blocks).toBe(Math.ceil(20_000 / BLOCK_SIZE));
     expect(scored).toBeLessThan(blocks / 10);
+    // A word standing for one term walks its blocks in the stored order of their maxima: as exact, and as few blocks.
+    for (const word of ['model', 'workflow', 'cloud']) {
+      for (const limit of [1, 10, 50]) {
+        const single = index.search(word, limit, {}, 'pruned');
+        expect(pruningStats.scored, word).toBeLessThan(blocks / 4);
+        expect(single, word).toEqual(index.search(word, limit, {}, 'exhaustive'));
+      }
+    }
   });
 
   it('stays exact for several common words on a large corpus: bound order, then the slot-order sweep over impact columns', () => {

@@ -9,6 +9,8 @@ import type { IndexStore } from './index-store';
  *   AND/OR and counting bits instead of visiting each match);
  * - per frequent term, for each block of BLOCK_SIZE slots, the highest impact
  *   of its postings there and where they start (block-max bounds);
+ * - per term with block maxima, its blocks ordered by maximum (a one-word query
+ *   walks them best first without computing a bound per block);
  * - per very frequent term, its impact for every base slot (0: no posting),
  *   so that scoring a block costs one load per matching agent instead of a
  *   walk over the block's postings (words in a quarter of all agents or more:
@@ -44,6 +46,7 @@ export function buildAccelerators(store: IndexStore): void {
   store.blockMaxes = [];
   store.blockStarts = [];
   store.impactColumns = [];
+  store.blockOrders = [];
   for (let termId = 0; termId < store.baseTermCount; termId++) {
     const start = baseOffsets[termId]!;
     const end = baseOffsets[termId + 1]!;
@@ -71,9 +74,23 @@ export function buildAccelerators(store: IndexStore): void {
       while (block < blocks) starts[++block] = end;
       store.blockMaxes[termId] = maxes;
       store.blockStarts[termId] = starts;
+      store.blockOrders[termId] = orderByMaximum(maxes);
     }
   }
   rebuildNameTable(store);
+}
+
+/** Block numbers by block maximum, highest first: a counting sort over the 16-bit maxima. */
+const orderCounts = new Int32Array(65537);
+
+function orderByMaximum(maxes: Uint16Array): Int32Array {
+  const counts = orderCounts;
+  counts.fill(0);
+  for (let block = 0; block < maxes.length; block++) counts[65535 - maxes[block]! + 1]!++;
+  for (let value = 1; value <= 65536; value++) counts[value]! += counts[value - 1]!;
+  const order = new Int32Array(maxes.length);
+  for (let block = 0; block < maxes.length; block++) order[counts[65535 - maxes[block]!]!++] = block;
+  return order;
 }
 
 /** A new tail posting: the term's bitset (if it has one) learns the slot. */

@@ -122,6 +122,8 @@ export class IndexStore {
   termBits: (Uint32Array | undefined)[] = [];
   blockMaxes: (Uint16Array | undefined)[] = [];
   blockStarts: (Int32Array | undefined)[] = [];
+  /** Per term with block maxima, its blocks ordered by block maximum, highest first. */
+  blockOrders: (Int32Array | undefined)[] = [];
   /** Per very frequent term, its impact at each base slot (0 = no posting). */
   impactColumns: (Uint16Array | undefined)[] = [];
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */

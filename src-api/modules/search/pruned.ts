@@ -72,6 +72,13 @@ export function prunedSearch(
     return { hits: publicHits(store, top), total };
   }
 
+  // One word standing for one term: its blocks by block maximum are stored, so no bound is computed and no heap built.
+  const order = termCount === 1 && scorer.termIds.length === 1 ? store.blockOrders[scorer.termIds[0]!] : undefined;
+  if (order !== undefined) {
+    inStoredOrder(order, scorer.termIds[0]!, scorer.scaled[0]!);
+    return { hits: publicHits(store, top), total };
+  }
+
   // Best bound first.
   const bounds = scratch.bounds(termCount, blocks);
   for (let t = 0; t < termCount; t++) termBlockBounds(store, plan[t]!, weights[t]!, bounds[t]!, blocks);
@@ -130,6 +137,33 @@ export function prunedSearch(
     }
   }
   return { hits: publicHits(store, top), total: finish(popped + swept) };
+
+  /** Blocks by the term's block maximum, best first: each key is what the bound-order path computes (float32 bound). */
+  function inStoredOrder(blockOrder: Int32Array, termId: number, weight: number): void {
+    const maxes = store.blockMaxes[termId]!;
+    const bound = scratch.bounds(1, 1)[0]!;
+    let scored = 0;
+    // An exact name adds 1 to its block's key: those few blocks first.
+    const named: number[] = [];
+    forEachNamed(store, parsed.nameKey, (slot) => {
+      const block = slot >>> BLOCK_BITS;
+      if (slot < store.baseSlotCount && hasBit(matching, slot) && !named.includes(block)) named.push(block);
+    });
+    for (const block of named) {
+      scorer.scoreBlock(block, top);
+      scored++;
+    }
+    for (let i = 0; i < blockOrder.length; i++) {
+      const block = blockOrder[i]!;
+      if (matching[block] === 0 || (named.length > 0 && named.includes(block))) continue;
+      bound[0] = weight * maxes[block]!;
+      const key = 1 + Math.min(0.9999, bound[0]! / 1);
+      if (top.full && key < top.worstScore) break;
+      scorer.scoreBlock(block, top);
+      scored++;
+    }
+    finish(scored);
+  }
 
   function finish(scored: number): number {
     pruningStats.scored = scored;
@@ -255,8 +289,8 @@ class BlockScorer {
 
   /** The base postings to read, flattened: per query word (in plan order) its expansions' term ids and scaled weights. */
   private readonly wordEnds: Int32Array;
-  private readonly termIds: Int32Array;
-  private readonly scaled: Float64Array;
+  readonly termIds: Int32Array;
+  readonly scaled: Float64Array;
   private readonly fullMask: number;
   private readonly local: PruningScratch;
 
