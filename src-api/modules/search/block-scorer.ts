@@ -1,0 +1,198 @@
+import { BLOCK_BITS, BLOCK_SIZE } from './accelerators';
+import { hasBit, popcount32 } from './bitsets';
+import { DEPRECATED_FACTOR, IMPACT_SCALE, type IndexStore } from './index-store';
+import type { PlannedTerm } from './scoring';
+import type { TopK } from './top-k';
+
+/** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
+export interface BlockScratch {
+  readonly blockBest: Float32Array;
+  readonly blockSums: Float64Array;
+  readonly blockMasks: Uint32Array;
+}
+
+/** Scores agents as the exhaustive scorer does, restricted to the matching bitset, a block (or the tails) at a time. */
+export class BlockScorer {
+  private touchedCount = 0;
+  private readonly termCount: number;
+
+  /** The base postings to read, flattened: per query word (in plan order) its expansions' term ids and scaled weights. */
+  private readonly wordEnds: Int32Array;
+  readonly termIds: Int32Array;
+  readonly scaled: Float64Array;
+  private readonly fullMask: number;
+  private readonly local: BlockScratch;
+
+  constructor(
+    private readonly store: IndexStore,
+    private readonly plan: PlannedTerm[],
+    private readonly weights: number[][],
+    private readonly matching: Uint32Array,
+    private readonly nameKey: number,
+    private readonly requireAll: boolean,
+    scratch: BlockScratch,
+  ) {
+    this.termCount = plan.length;
+    this.fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
+    this.local = scratch;
+    const termIds: number[] = [];
+    const scaled: number[] = [];
+    this.wordEnds = new Int32Array(this.termCount);
+    plan.forEach((term, t) => {
+      term.expansions.terms.forEach(({ termId }, e) => {
+        const weight = weights[t]![e]!;
+        if (weight === 0 || termId >= store.baseTermCount) return;
+        termIds.push(termId);
+        scaled.push(weight / IMPACT_SCALE);
+      });
+      this.wordEnds[t] = termIds.length;
+    });
+    this.termIds = Int32Array.from(termIds);
+    this.scaled = Float64Array.from(scaled);
+  }
+
+  scoreTails(top: TopK): void {
+    const { store, matching } = this;
+    const { tails, termBest: best, termTouched } = store;
+    this.plan.forEach((term, t) => {
+      let termTouchedCount = 0;
+      term.expansions.terms.forEach(({ termId }, e) => {
+        const weight = this.weights[t]![e]!;
+        if (weight === 0) return;
+        for (let entry = tails.head(termId); entry !== 0; entry = tails.previous(entry)) {
+          const slot = tails.slot(entry);
+          if (!hasBit(matching, slot)) continue;
+          const score = weight * store.impactOf(tails.frequencies(entry), slot);
+          if (score > best[slot]!) {
+            if (best[slot] === 0) termTouched[termTouchedCount++] = slot;
+            best[slot] = score;
+          }
+        }
+      });
+      this.addTerm(term.bit, termTouchedCount);
+    });
+    this.offerTouched(top);
+  }
+
+  /**
+   * Scores the matching agents of one base block, as the exhaustive scorer does: per word the best of its
+   * expansions (kept as a float32, as `termBest`), summed in plan order, then the public score.
+   */
+  scoreBlock(block: number, top: TopK): void {
+    const { store } = this;
+    const from = block << BLOCK_BITS;
+    // The last base block may reach into tail slots: those were scored with the tails.
+    const beyond = store.baseSlotCount - from;
+    const bits = beyond >= BLOCK_SIZE ? this.matching[block]! : this.matching[block]! & ((1 << beyond) - 1);
+    if (bits === 0) return;
+    const to = from + BLOCK_SIZE;
+    const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;
+    const { termIds, scaled, wordEnds } = this;
+    const { blockBest: best, blockSums: sums, blockMasks: masks } = this.local;
+    let e = 0;
+    for (let t = 0; t < this.termCount; t++) {
+      const wordEnd = wordEnds[t]!;
+      for (; e < wordEnd; e++) {
+        const termId = termIds[e]!;
+        const weight = scaled[e]!;
+        const column = impactColumns[termId];
+        if (column !== undefined) {
+          // One load per matching agent: the same impact, so the same float operations as the walk below.
+          for (let rest = bits; rest !== 0; rest &= rest - 1) {
+            const offset = 31 - Math.clz32(rest & -rest);
+            const impact = column[from + offset]!;
+            if (impact === 0) continue;
+            const score = weight * impact;
+            if (score > best[offset]!) best[offset] = score;
+          }
+          continue;
+        }
+        const starts = blockStarts[termId];
+        let p: number;
+        let end: number;
+        if (starts !== undefined) {
+          p = starts[block]!;
+          end = starts[block + 1]!;
+        } else {
+          end = baseOffsets[termId + 1]!;
+          p = lowerBound(baseSlots, baseOffsets[termId]!, end, from);
+        }
+        for (; p < end; p++) {
+          const slot = baseSlots[p]!;
+          if (slot >= to) break;
+          const offset = slot - from;
+          if ((bits & (1 << offset)) === 0) continue;
+          const score = weight * baseImpacts[p]!;
+          if (score > best[offset]!) best[offset] = score;
+        }
+      }
+      const bit = 1 << t;
+      for (let rest = bits; rest !== 0; rest &= rest - 1) {
+        const offset = 31 - Math.clz32(rest & -rest);
+        const termBest = best[offset]!;
+        if (termBest > 0) {
+          sums[offset] = sums[offset]! + termBest;
+          masks[offset] = masks[offset]! | bit;
+          best[offset] = 0;
+        }
+      }
+    }
+    const { nameKeys, deprecated } = store;
+    for (let rest = bits; rest !== 0; rest &= rest - 1) {
+      const offset = 31 - Math.clz32(rest & -rest);
+      const mask = masks[offset]!;
+      if (mask !== 0 && (!this.requireAll || mask === this.fullMask)) {
+        const slot = from + offset;
+        const relevance = Math.min(0.9999, sums[offset]! / this.termCount);
+        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const score = popcount32(mask) + exactName + relevance;
+        // Demoting deprecated agents only lowers a score: block bounds still hold.
+        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+      }
+      sums[offset] = 0;
+      masks[offset] = 0;
+    }
+  }
+
+  /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */
+  private addTerm(bit: number, termTouchedCount: number): void {
+    const { termBest: best, termTouched, accumulated, matchedMasks: masks, accumulatedTouched: touched } = this.store;
+    for (let i = 0; i < termTouchedCount; i++) {
+      const slot = termTouched[i]!;
+      if (masks[slot] === 0) touched[this.touchedCount++] = slot;
+      accumulated[slot] = accumulated[slot]! + best[slot]!;
+      masks[slot] = masks[slot]! | bit;
+      best[slot] = 0;
+    }
+  }
+
+  private offerTouched(top: TopK): void {
+    const { accumulated, matchedMasks: masks, accumulatedTouched: touched, nameKeys, deprecated } = this.store;
+    const fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
+    for (let i = 0; i < this.touchedCount; i++) {
+      const slot = touched[i]!;
+      const mask = masks[slot]!;
+      if (!this.requireAll || mask === fullMask) {
+        const relevance = Math.min(0.9999, accumulated[slot]! / this.termCount);
+        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const score = popcount32(mask) + exactName + relevance;
+        // Demoting deprecated agents only lowers a score: block bounds still hold.
+        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+      }
+      accumulated[slot] = 0;
+      masks[slot] = 0;
+    }
+    this.touchedCount = 0;
+  }
+}
+
+function lowerBound(values: Int32Array, from: number, to: number, target: number): number {
+  let low = from;
+  let high = to;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid]! < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

@@ -1,0 +1,81 @@
+import { andInto, countBits, orInto, retainBits, setBit } from './bitsets';
+import type { IndexStore } from './index-store';
+import type { PruningScratch } from './pruning-scratch';
+import type { PlannedTerm, PreparedFilter } from './scoring';
+
+/** Step 1 of prunedSearch (pruned.ts): the matching slots into `scratch.matching`; whether they must have every word, and how many there are. */
+export function matchingBits(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  filter: PreparedFilter,
+  scratch: PruningScratch,
+  words: number,
+): { requireAll: boolean; total: number } {
+  const { matching, union, word: wordBits, capability } = scratch.bitsets(words);
+  if (filter.capabilityStamp !== 0) {
+    capability.fill(0, 0, words);
+    for (const slot of filter.candidates!) if (store.marks[slot] === filter.capabilityStamp) setBit(capability, slot);
+  }
+  const { typeCode, minTrust } = filter;
+  const finish = (bits: Uint32Array): number => {
+    andInto(bits, store.aliveBits, words);
+    if (filter.capabilityStamp !== 0) andInto(bits, capability, words);
+    if (typeCode >= 0 || minTrust > -Infinity) {
+      const { typeCodes, trust } = store;
+      retainBits(bits, words, (slot) => (typeCode < 0 || typeCodes[slot] === typeCode) && trust[slot]! >= minTrust);
+    }
+    return countBits(bits, words);
+  };
+  // Agents with every word: the first word's bits, ANDed with each next word's (its one bitset directly, when it has just one).
+  plan.forEach((term, t) => {
+    if (t === 0) {
+      matching.fill(0, 0, words);
+      orWordInto(store, term, matching, words);
+      return;
+    }
+    const only = soleBitset(store, term);
+    if (only !== undefined) {
+      andInto(matching, only, words);
+      return;
+    }
+    wordBits.fill(0, 0, words);
+    orWordInto(store, term, wordBits, words);
+    andInto(matching, wordBits, words);
+  });
+  const complete = finish(matching);
+  if (complete > 0 || plan.length === 1) return { requireAll: true, total: complete };
+  // Nobody has them all: agents with any word (only now, as most queries never need it).
+  union.fill(0, 0, words);
+  for (const term of plan) orWordInto(store, term, union, words);
+  matching.set(union.subarray(0, words));
+  return { requireAll: false, total: finish(matching) };
+}
+
+/** ORs the slots of every expansion of `term` into `target`: its bitset, or its postings for a term too rare to have one. */
+function orWordInto(store: IndexStore, term: PlannedTerm, target: Uint32Array, words: number): void {
+  for (const { termId } of term.expansions.terms) {
+    if (store.documentFrequency[termId] === 0) continue;
+    const bits = store.termBits[termId];
+    if (bits !== undefined) {
+      orInto(target, bits, words);
+      continue;
+    }
+    if (termId < store.baseTermCount) {
+      const end = store.baseOffsets[termId + 1]!;
+      for (let p = store.baseOffsets[termId]!; p < end; p++) setBit(target, store.baseSlots[p]!);
+    }
+    for (let entry = store.tails.head(termId); entry !== 0; entry = store.tails.previous(entry)) setBit(target, store.tails.slot(entry));
+  }
+}
+
+/** The bitset of the word's only expansion with agents, if it has exactly one and that one has a bitset. */
+function soleBitset(store: IndexStore, term: PlannedTerm): Uint32Array | undefined {
+  let only: Uint32Array | undefined;
+  for (const { termId } of term.expansions.terms) {
+    if (store.documentFrequency[termId] === 0) continue;
+    const bits = store.termBits[termId];
+    if (bits === undefined || only !== undefined) return undefined;
+    only = bits;
+  }
+  return only;
+}

@@ -1,0 +1,127 @@
+import { BLOCK_SIZE } from './accelerators';
+import { grownBits } from './bitsets';
+import type { BlockScratch } from './block-scorer';
+import type { IndexStore } from './index-store';
+
+/** Blocks by bound, highest first: a binary max-heap on typed arrays, built in one pass. */
+export class BlockHeap {
+  size = 0;
+  constructor(
+    private readonly blocks: Int32Array,
+    private readonly keys: Float64Array,
+  ) {}
+
+  push(block: number, key: number): void {
+    this.blocks[this.size] = block;
+    this.keys[this.size++] = key;
+  }
+
+  heapify(): void {
+    for (let i = (this.size >>> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  get topKey(): number {
+    return this.keys[0]!;
+  }
+
+  pop(): number {
+    const block = this.blocks[0]!;
+    this.size--;
+    this.blocks[0] = this.blocks[this.size]!;
+    this.keys[0] = this.keys[this.size]!;
+    this.siftDown(0);
+    return block;
+  }
+
+  private siftDown(index: number): void {
+    const { blocks, keys, size } = this;
+    for (;;) {
+      const left = index * 2 + 1;
+      const right = left + 1;
+      let best = index;
+      if (left < size && keys[left]! > keys[best]!) best = left;
+      if (right < size && keys[right]! > keys[best]!) best = right;
+      if (best === index) return;
+      const block = blocks[best]!;
+      blocks[best] = blocks[index]!;
+      blocks[index] = block;
+      const key = keys[best]!;
+      keys[best] = keys[index]!;
+      keys[index] = key;
+      index = best;
+    }
+  }
+}
+
+/** Scratch arrays of the pruned scorer, kept per store and grown as needed (a query is synchronous: one set is enough). */
+export class PruningScratch implements BlockScratch {
+  matching: Uint32Array = new Uint32Array(0);
+  private unionBits: Uint32Array = new Uint32Array(0);
+  private wordBits: Uint32Array = new Uint32Array(0);
+  private capabilityBits: Uint32Array = new Uint32Array(0);
+  private termBounds: Float32Array[] = [];
+  private bonus = new Uint8Array(0);
+  private heapBlocks = new Int32Array(0);
+  private heapKeys = new Float64Array(0);
+  private keys = new Float64Array(0);
+  private sums = new Float64Array(0);
+  private present = new Uint8Array(0);
+  /** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
+  readonly blockBest = new Float32Array(BLOCK_SIZE);
+  readonly blockSums = new Float64Array(BLOCK_SIZE);
+  readonly blockMasks = new Uint32Array(BLOCK_SIZE);
+
+  bitsets(words: number) {
+    this.matching = grownBits(this.matching, words);
+    this.unionBits = grownBits(this.unionBits, words);
+    this.wordBits = grownBits(this.wordBits, words);
+    this.capabilityBits = grownBits(this.capabilityBits, words);
+    return { matching: this.matching, union: this.unionBits, word: this.wordBits, capability: this.capabilityBits };
+  }
+
+  bounds(terms: number, blocks: number): Float32Array[] {
+    for (let t = 0; t < terms; t++) {
+      if ((this.termBounds[t]?.length ?? 0) < blocks) this.termBounds[t] = new Float32Array(blocks * 2);
+    }
+    return this.termBounds;
+  }
+
+  /** Per block, the sum of the words' bounds and how many words have a bound there: all zero between queries. */
+  boundSums(blocks: number): Float64Array {
+    if (this.sums.length < blocks) this.sums = new Float64Array(blocks * 2);
+    return this.sums;
+  }
+
+  boundWords(blocks: number): Uint8Array {
+    if (this.present.length < blocks) this.present = new Uint8Array(blocks * 2);
+    return this.present;
+  }
+
+  /** Each block's bound (-1: nothing to score there). */
+  blockKeys(blocks: number): Float64Array {
+    if (this.keys.length < blocks) this.keys = new Float64Array(blocks * 2);
+    return this.keys;
+  }
+
+  nameBonus(blocks: number): Uint8Array {
+    if (this.bonus.length < blocks) this.bonus = new Uint8Array(blocks * 2);
+    this.bonus.fill(0, 0, blocks);
+    return this.bonus;
+  }
+
+  blockHeap(blocks: number): BlockHeap {
+    if (this.heapBlocks.length < blocks) {
+      this.heapBlocks = new Int32Array(blocks * 2);
+      this.heapKeys = new Float64Array(blocks * 2);
+    }
+    return new BlockHeap(this.heapBlocks, this.heapKeys);
+  }
+}
+
+const scratches = new WeakMap<IndexStore, PruningScratch>();
+
+export function scratchOf(store: IndexStore): PruningScratch {
+  let scratch = scratches.get(store);
+  if (!scratch) scratches.set(store, (scratch = new PruningScratch()));
+  return scratch;
+}
