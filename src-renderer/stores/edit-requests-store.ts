@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { ref } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
 import { toConsoleError, trpc, type ConsoleError } from '../trpc';
+import { decideRow } from './row-decision';
 
 type Outputs = inferRouterOutputs<AppRouter>['editRequests'];
 export type EditRequest = Outputs['get'];
@@ -34,23 +35,11 @@ export const useEditRequestsStore = defineStore('edit-requests', () => {
 
   /** Approves or rejects; a request changed meanwhile (409) reloads the list. Returns the error, if any. */
   async function decide(request: EditRequest, decision: 'approve' | 'reject', reason = ''): Promise<ConsoleError | null> {
-    busyIds.value = new Set([...busyIds.value, request.id]);
-    try {
-      const decided =
-        decision === 'approve'
-          ? await trpc.editRequests.approve.mutate({ id: request.id, expectedVersion: request.version })
-          : await trpc.editRequests.reject.mutate({ id: request.id, reason, expectedVersion: request.version });
-      rows.value = rows.value.map((row) => (row.id === decided.id ? decided : row));
-      return null;
-    } catch (cause) {
-      const failure = toConsoleError(cause);
-      if (failure.code === 'stale_version' || failure.code === 'conflict') await reload();
-      return failure;
-    } finally {
-      const next = new Set(busyIds.value);
-      next.delete(request.id);
-      busyIds.value = next;
-    }
+    return decideRow({ rows, busyIds, reload }, request.id, () =>
+      decision === 'approve'
+        ? trpc.editRequests.approve.mutate({ id: request.id, expectedVersion: request.version })
+        : trpc.editRequests.reject.mutate({ id: request.id, reason, expectedVersion: request.version }),
+    );
   }
 
   return { rows, total, loading, error, busyIds, reload, decide };

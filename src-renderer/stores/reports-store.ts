@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { ref } from 'vue';
 import type { AppRouter } from '../../src-api/trpc/root';
 import { toConsoleError, trpc, type ConsoleError } from '../trpc';
+import { decideRow } from './row-decision';
 
 type Outputs = inferRouterOutputs<AppRouter>['reports'];
 type Inputs = inferRouterInputs<AppRouter>['reports'];
@@ -49,21 +50,11 @@ export const useReportsStore = defineStore('reports', () => {
 
   /** Dismisses, unlists or edits; a report decided meanwhile (409) reloads the list. Returns the error, if any. */
   async function resolve(report: AgentReport, decision: ReportDecision): Promise<ConsoleError | null> {
-    busyIds.value = new Set([...busyIds.value, report.id]);
-    try {
-      const decided = await trpc.reports.resolve.mutate({ id: report.id, expectedVersion: report.version, ...decision });
-      rows.value = rows.value.map((row) => (row.id === decided.id ? decided : row));
-      counts.value = await trpc.reports.counts.query().catch(() => counts.value);
-      return null;
-    } catch (cause) {
-      const failure = toConsoleError(cause);
-      if (failure.code === 'stale_version' || failure.code === 'conflict') await reload();
-      return failure;
-    } finally {
-      const next = new Set(busyIds.value);
-      next.delete(report.id);
-      busyIds.value = next;
-    }
+    const failure = await decideRow({ rows, busyIds, reload }, report.id, () =>
+      trpc.reports.resolve.mutate({ id: report.id, expectedVersion: report.version, ...decision }),
+    );
+    if (!failure) counts.value = await trpc.reports.counts.query().catch(() => counts.value);
+    return failure;
   }
 
   return { status, rows, total, counts, loading, error, busyIds, reload, setStatus, resolve };
