@@ -60,20 +60,45 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // requests finish the index catch-up themselves, the profile cache fills on demand, and the trust
   // refresh runs again tomorrow.
   const reportBackgroundError = (what: string) => (error: unknown) => console.error(`${what} failed:`, error);
-  const refreshTrustScores = () => {
+  // Each job is marked as background work until it ends (/health's `idle`); the search index then takes in
+  // what the trust refresh changed, so an idle server has nothing left to catch up.
+  let endTrustRefreshWork: (() => void) | undefined;
+  const refreshTrustScores = (endWork = services.background.begin()) => {
     stopTrustRefresh?.();
-    stopTrustRefresh = services.agents.refreshTrustScoresInBackground({ onError: reportBackgroundError('Trust score refresh') });
+    endTrustRefreshWork?.();
+    endTrustRefreshWork = endWork;
+    stopTrustRefresh = services.agents.refreshTrustScoresInBackground({
+      onDone: () => {
+        try {
+          services.search.refresh();
+        } catch (error) {
+          reportBackgroundError('Search index catch-up')(error);
+        }
+        endWork();
+      },
+      onError: (error) => {
+        endWork();
+        reportBackgroundError('Trust score refresh')(error);
+      },
+    });
   };
+  const endWarmUp = services.background.begin();
   const stopIndexWarmUp = services.search.warmUp({
     onDone: () => {
       stopProfileWarmUp = services.agents.warmUpProfiles({
-        onDone: refreshTrustScores,
-        onError: reportBackgroundError('Profile cache warm-up'),
+        onDone: () => refreshTrustScores(endWarmUp),
+        onError: (error) => {
+          endWarmUp();
+          reportBackgroundError('Profile cache warm-up')(error);
+        },
       });
     },
-    onError: reportBackgroundError('Search index warm-up'),
+    onError: (error) => {
+      endWarmUp();
+      reportBackgroundError('Search index warm-up')(error);
+    },
   });
-  const dailyTrustRefresh = setInterval(refreshTrustScores, 24 * 60 * 60 * 1000);
+  const dailyTrustRefresh = setInterval(() => refreshTrustScores(), 24 * 60 * 60 * 1000);
   dailyTrustRefresh.unref();
   // Agent Cards older than a week are fetched again (If-None-Match); checked hourly, a bounded batch each time.
   const hourlyAgentCards = setInterval(

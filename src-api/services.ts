@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { createRateLimiter, createRedisRateLimiter } from './http/rate-limit';
+import { createBackgroundWork } from './lib/background-work';
 import { systemClock, type Clock } from './lib/clock';
 import { createDnsResolver, dnsResolverOptions } from './lib/dns-resolver';
 import { createIdGenerator, type IdGenerator } from './lib/ids';
@@ -126,6 +127,8 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });
+  // Start-up warm-ups and the trust refresh in progress (startServer marks them), for /health's `idle`.
+  const background = createBackgroundWork();
 
   return {
     db,
@@ -162,6 +165,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
     publicUrl,
     mail,
     mailWorker,
+    background,
   };
 }
 

@@ -368,6 +368,19 @@ describe('GET /agents/{id}/connections', () => {
   });
 });
 
+describe('/health', () => {
+  it('says idle once the start-up warm-ups are done, with every listed agent indexed', async () => {
+    // Polls (a busy machine can take a while): the warm-ups run in slices between requests.
+    let body = await json(await server.api('/health'));
+    for (const deadline = Date.now() + 60_000; !body.idle && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      body = await json(await server.api('/health'));
+    }
+    expect(body.idle).toBe(true);
+    expect(body.agents_indexed).toBe(server.services.agents.countListed());
+  });
+});
+
 describe('freshness', () => {
   it('follows creates, updates and unlisting in this process on the very next request', async () => {
     const { agents } = server.services;
