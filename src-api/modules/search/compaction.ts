@@ -113,6 +113,9 @@ export function compact(store: IndexStore): void {
     }
     list.length = kept;
   }
+  // Slots were renumbered: the connections' tag bitsets are rebuilt on next use.
+  store.tagBits = [];
+  store.tagBitsFilled = [];
   store.slotCount = live;
   store.deadCount = 0;
   store.vocabulary.mergePending();

@@ -1,4 +1,5 @@
 import type { IndexStore } from './index-store';
+import { grownBits, setBit } from './bitsets';
 import { TopK } from './top-k';
 
 export const CONNECTION_WEIGHTS = { author: 4, category: 3, capability: 1 } as const;
@@ -63,10 +64,24 @@ export function findConnections(store: IndexStore, source: number, limit: number
     }
   }
   if (sampled.length > 0) {
-    // Very common tags: exact for the agents found so far, then a spread sample for new ones.
+    // Very common tags: exact for the agents found so far, then a spread sample for new ones. Whether an agent
+    // has such a tag is one bit of the tag's bitset: its own tag list would be a cache miss and a scan.
+    const sampledBits = sampled.map((tag) => tagBitsOf(store, tag));
+    const sampledWeights = sampled.map(weightOf);
+    const sampledCount = sampled.length;
+    const sampledWeightOf = (slot: number): number => {
+      const word = slot >>> 5;
+      const bit = 1 << (slot & 31);
+      let weight = 0;
+      for (let t = 0; t < sampledCount; t++) {
+        const bits = sampledBits[t];
+        if (bits === undefined ? store.slotHasTag(slot, sampled[t]!) : (bits[word]! & bit) !== 0) weight += sampledWeights[t]!;
+      }
+      return weight;
+    };
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i]!;
-      for (const tag of sampled) if (store.slotHasTag(slot, tag)) scores[slot] = scores[slot]! + weightOf(tag);
+      scores[slot] = scores[slot]! + sampledWeightOf(slot);
     }
     for (const tag of sampled) {
       const list = store.tagSlots[tag]!;
@@ -75,9 +90,8 @@ export function findConnections(store: IndexStore, source: number, limit: number
         const slot = list[i]!;
         if (scores[slot] !== 0 || alive[slot] === 0 || slot === source) continue;
         touched[touchedCount++] = slot;
-        for (const sourceTag of sourceTags) {
-          if (store.slotHasTag(slot, sourceTag)) scores[slot] = scores[slot]! + weightOf(sourceTag);
-        }
+        // Not touched yet, so it has none of the tags read in full: only the sampled ones count.
+        scores[slot] = sampledWeightOf(slot);
       }
     }
     counts.fill(0);
@@ -107,4 +121,20 @@ export function findConnections(store: IndexStore, source: number, limit: number
       .filter((tag) => store.slotHasTag(slot, tag))
       .map((tag) => ({ kind: TAG_KIND_NAMES[store.tagKinds[tag]!]!, key: store.tagKeys[tag]! })),
   }));
+}
+
+/**
+ * The bitset of a tag's slots, brought up to date with its list first (slots are only appended to a list
+ * between compactions, and compaction drops every bitset). Only for tags on at least 1 slot in 256, so a
+ * bitset takes at most 4 times the memory of its list: at 1,000,000 agents on the bench's data, about 160
+ * categories and capabilities of 125 KB each. Undefined for a rarer tag.
+ */
+function tagBitsOf(store: IndexStore, tag: number): Uint32Array | undefined {
+  const list = store.tagSlots[tag]!;
+  if (list.length * 256 < store.slotCount) return undefined;
+  const bits = grownBits(store.tagBits[tag] ?? new Uint32Array(0), (store.capacity + 31) >>> 5);
+  store.tagBits[tag] = bits;
+  for (let i = store.tagBitsFilled[tag] ?? 0; i < list.length; i++) setBit(bits, list[i]!);
+  store.tagBitsFilled[tag] = list.length;
+  return bits;
 }

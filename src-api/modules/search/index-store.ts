@@ -136,6 +136,9 @@ export class IndexStore {
   readonly tagKinds: number[] = [];
   readonly tagKeys: string[] = [];
   readonly tagSlots: number[][] = [];
+  /** Per tag too common for connections to read in full, a bitset of its slots and how much of its list it holds (see connections). */
+  tagBits: (Uint32Array | undefined)[] = [];
+  tagBitsFilled: number[] = [];
 
   // Query scratch, reused: a query is synchronous, so one set is enough. All zero between queries.
   termBest = new Float32Array(0);
