@@ -414,7 +414,7 @@ describe('verification against hostile targets', () => {
       const started = Date.now();
       const response = await verify(claim.id, slow);
       expect(response.status).toBe(422);
-      expect(Date.now() - started).toBeLessThan(2000);
+      expect(Date.now() - started).toBeLessThan(5000); // the target answers after 10 s; room for a loaded machine
       expect((await json(response)).detail).toMatch(/did not answer completely within 300 ms/);
       expect((await json(await slow.api(`/claims/${claim.id}`))).last_check).toMatchObject({ ok: false, http_status: null });
     } finally {

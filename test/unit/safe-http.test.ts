@@ -97,7 +97,7 @@ describe('safeRequest', () => {
     expect(response.bytes).toBe(11);
     expect(response.truncated).toBe(false);
     expect(response.latencyMs).toBeGreaterThanOrEqual(0);
-    expect(response.latencyMs).toBeLessThan(2000);
+    expect(response.latencyMs).toBeLessThan(5000);
   });
 
   it('sends the method, headers and body, with a default User-Agent', async () => {
@@ -135,14 +135,14 @@ describe('safeRequest', () => {
     const started = Date.now();
     const error = await failure(safeRequest({ url: `${target.origin}/never`, timeoutMs: 300, allowPrivate: true }));
     expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000); // well past the 300 ms deadline, far short of never: room for a loaded machine
   });
 
   it('counts the body in the deadline: headers alone are not enough', async () => {
     const started = Date.now();
     const error = await failure(safeRequest({ url: `${target.origin}/headers-then-stall`, timeoutMs: 300, allowPrivate: true }));
     expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000); // well past the 300 ms deadline, far short of never: room for a loaded machine
   });
 
   it('caps the body and says it was truncated', async () => {
