@@ -1,184 +1,41 @@
-import type { EventKind } from '../shared/webhooks/webhook-types';
+import type { components, paths } from '../../clients/typescript/src/schema';
 
 /**
- * The REST shapes the dashboard reads and writes (CONTRACT.md section 6:
- * /accounts, /sessions, /me/*). Snake_case, times as ISO 8601 UTC strings.
+ * The REST shapes the dashboard reads and writes (CONTRACT.md section 6: /accounts, /sessions, /me/*),
+ * named as the screens know them. Each is the generated OpenAPI type (clients/typescript/src/schema.d.ts,
+ * `node clients/typescript/generate.mjs` after an API change, a test says when it is stale), never a copy.
  */
+type Schemas = components['schemas'];
+type JsonBody<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
-export type Role = 'moderator' | 'admin';
+export type Account = Schemas['Account'];
+export type Role = Account['roles'][number];
+export type ApiKey = Schemas['AccountApiKey'];
+/** A key just created: the only answer that carries the key itself. */
+export type IssuedKey = Schemas['NewAccountApiKey'];
+export type UsageDay = paths['/api/v1/me/usage']['get']['responses'][200]['content']['application/json']['days'][number];
 
-export interface Account {
-  id: string;
-  email: string;
-  name: string;
-  email_verified: boolean;
-  roles: Role[];
-  created_at: string;
-}
+export type AccountWebhook = Schemas['AccountWebhookEndpoint'];
+/** An endpoint just created or with a rotated secret: the only answers that carry the secret. */
+export type AccountWebhookWithSecret = Schemas['AccountWebhookEndpointWithSecret'];
+export type WebhookScope = AccountWebhook['scope'];
+export type WebhookInput = JsonBody<paths['/api/v1/me/webhooks']['post']>;
+export type WebhookPatch = JsonBody<paths['/api/v1/me/webhooks/{id}']['patch']>;
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  /** The first characters of the key, to tell keys apart. */
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export interface IssuedKey extends ApiKey {
-  key: string;
-}
-
-export interface UsageDay {
-  date: string;
-  requests: number;
-  rate_limited: number;
-}
-
-export type WebhookScope = 'all' | 'owned';
-
-export interface AccountWebhook {
-  id: string;
-  url: string;
-  events: EventKind[];
-  scope: WebhookScope;
-  description: string;
-  status: 'active' | 'disabled';
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface AccountWebhookWithSecret extends AccountWebhook {
-  secret: string;
-  /** After a rotation: until when the old secret still signs. */
-  previous_secret_expires_at?: string;
-}
-
-export interface WebhookInput {
-  url: string;
-  events?: EventKind[];
-  scope?: WebhookScope;
-  description?: string;
-}
-
-export type WebhookPatch = Partial<WebhookInput> & { status?: 'active' | 'disabled' };
-
-/** One attempt of a delivery as /me/webhooks/{id}/deliveries lists it (the request itself is not kept there). */
-export interface RestAttempt {
-  attempt_number: number;
-  status_code: number | null;
-  latency_ms: number | null;
-  response_excerpt: string | null;
-  error: string | null;
-  started_at: string;
-}
-
-export interface RestDelivery {
-  id: string;
-  event_id: string;
-  event_type: EventKind;
-  status: 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
-  attempt_count: number;
-  next_attempt_at: string | null;
-  is_test: boolean;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: string;
-  attempts?: RestAttempt[];
-}
-
-export interface RestTestResult {
-  ok: boolean;
-  delivery_id: string;
-  event_id: string;
-  event: EventKind;
-  status_code: number | null;
-  latency_ms: number | null;
-  response_excerpt: string | null;
-  error: string | null;
-}
-
-export interface ClaimVerificationMethod {
-  method: string;
-  url?: string;
-  name?: string;
-  value?: string;
-}
-
-export interface AccountClaim {
-  id: string;
-  agent_id: string;
-  status: 'pending' | 'verified' | 'rejected' | string;
-  claimant_name?: string;
-  claimant_email?: string;
-  reason?: string | null;
-  verification: {
-    method: string;
-    url: string;
-    token: string;
-    methods?: ClaimVerificationMethod[];
-    verified_by?: string;
-  };
-  created_at: string;
-  updated_at?: string;
-}
-
-export interface OwnedAgent {
-  id: string;
-  name: string;
-  tagline: string;
-  description: string;
-  source_url: string;
-  type: string;
-  trust_score: number;
-  verified: boolean;
-  rating: { average: number | null; count: number };
-  status?: 'active' | 'deprecated';
-  status_message?: string | null;
-  updated_at: string;
-}
-
+/** A claim of the account (GET /me/claims): with its token, to publish until it is verified. */
+export type AccountClaim = Schemas['NewClaim'];
+/** An agent the account owns (GET /me/agents). */
+export type OwnedAgent = Schemas['Agent'];
 /** What an owner may change at once (PATCH /me/agents/{id}); a new name or source_url waits for a moderator. */
-export interface OwnedAgentPatch {
-  tagline?: string;
-  description?: string;
-  name?: string;
-  source_url?: string;
-}
-
+export type OwnedAgentPatch = JsonBody<paths['/api/v1/me/agents/{id}']['patch']>;
 /** PATCH /me/agents/{id} when the change waits for a moderator (202). */
-export interface EditRequestReceipt {
-  id: string;
-  status: 'pending';
-}
-
+export type EditRequestReceipt = Schemas['EditRequestAccepted'];
 /** A review of an agent as GET /agents/{id}/reviews lists it, with the owner's reply. */
-export interface AgentReview {
-  id: string;
-  agent_id: string;
-  rating: number;
-  comment: string | null;
-  reviewer_name: string | null;
-  verified_reviewer: boolean;
-  created_at: string;
-  reply: { body: string; created_at: string; updated_at: string } | null;
-}
-
+export type AgentReview = Schemas['Review'];
 /** A rename or source move the account asked for (GET /me/edit-requests). */
-export interface OwnEditRequest {
-  id: string;
-  agent_id: string;
-  agent_name: string | null;
-  changes: { name?: string; source_url?: string };
-  before: { name?: string; source_url?: string };
-  status: 'pending' | 'approved' | 'rejected';
-  /** The moderator's reason, once rejected. */
-  reason: string | null;
-  decided_at: string | null;
-  created_at: string;
-}
+export type OwnEditRequest = Schemas['OwnerEditRequest'];
+/** A newsletter address after its confirmation or unsubscribe link. */
+export type NewsletterSubscription = Schemas['NewsletterSubscription'];
 
 /** A page of a list endpoint, whatever its items are called on the wire. */
 export interface ListPage<T> {
@@ -186,10 +43,4 @@ export interface ListPage<T> {
   page: number;
   limit: number;
   total: number;
-}
-
-/** A newsletter address after its confirmation or unsubscribe link (POST /newsletter/confirm, /newsletter/unsubscribe). */
-export interface NewsletterSubscription {
-  email: string;
-  status: 'subscribed' | 'unsubscribed';
 }

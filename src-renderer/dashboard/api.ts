@@ -1,33 +1,14 @@
+import createClient from 'openapi-fetch';
+import type { paths } from '../../clients/typescript/src/schema';
 import type { ConsoleError } from '../shared/errors';
-import type { EventKind, WebhookPreview } from '../shared/webhooks/webhook-types';
-import type {
-  Account,
-  AccountClaim,
-  AccountWebhook,
-  AccountWebhookWithSecret,
-  ApiKey,
-  IssuedKey,
-  NewsletterSubscription,
-  ListPage,
-  AgentReview,
-  OwnedAgent,
-  OwnedAgentPatch,
-  OwnEditRequest,
-  EditRequestReceipt,
-  RestDelivery,
-  RestTestResult,
-  UsageDay,
-  WebhookInput,
-  WebhookPatch,
-} from './api-types';
+import type { EventKind } from '../shared/webhooks/webhook-types';
+import type { ListPage, OwnEditRequest, OwnedAgentPatch, WebhookInput, WebhookPatch } from './api-types';
 
 /**
- * The dashboard's one way to the server: the public REST API under /api/v1,
- * same origin, with the session cookie (HttpOnly, so never read here). Every
- * answer that is not a 2xx becomes an ApiError carrying the problem's `code`.
+ * The dashboard's one way to the server: the public REST API under /api/v1, same origin, with the
+ * session cookie (HttpOnly, so never read here), typed end to end by the generated OpenAPI paths
+ * (openapi-fetch). Every answer that is not a 2xx becomes an ApiError carrying the problem's `code`.
  */
-const BASE = '/api/v1';
-
 export class ApiError extends Error implements ConsoleError {
   constructor(
     readonly code: string,
@@ -42,42 +23,29 @@ export class ApiError extends Error implements ConsoleError {
 
 let onSessionEnded: (() => void) | undefined;
 
-/** Called when /me refuses the session (expired, or ended elsewhere): the app sends the visitor to sign in. */
+/** Called when /me/* refuses the session (expired, or ended elsewhere): the app sends the visitor to sign in. */
 export function whenSessionEnds(handler: () => void): void {
   onSessionEnded = handler;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+const client = createClient<paths>({ credentials: 'same-origin', headers: { Accept: 'application/json' } });
+client.use({
+  onResponse({ response, schemaPath }) {
+    // GET /me itself answers 401 to a visitor who is simply not signed in.
+    if (response.status === 401 && schemaPath.startsWith('/api/v1/me/')) onSessionEnded?.();
+  },
+});
 
-async function request<T>(method: string, path: string, options: { body?: unknown; query?: Query } = {}): Promise<T> {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) search.set(key, String(value));
-  const url = `${BASE}${path}${search.size > 0 ? `?${search}` : ''}`;
-  let response: Response;
+/** The body of a 2xx answer, or the problem thrown as an ApiError. */
+async function ok<T>(pending: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  let answer: Awaited<typeof pending>;
   try {
-    response = await fetch(url, {
-      method,
-      credentials: 'same-origin',
-      headers:
-        options.body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    });
+    answer = await pending;
   } catch {
     throw new ApiError('network_error', 'The server cannot be reached. Is it running?');
   }
-  if (response.status === 204) return undefined as T;
-  const text = await response.text();
-  let body: unknown = undefined;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    // Not JSON: described below by its status.
-  }
-  if (!response.ok) {
-    if (response.status === 401 && path.startsWith('/me/')) onSessionEnded?.();
-    throw problemError(response.status, body);
-  }
-  return body as T;
+  if (!answer.response.ok) throw problemError(answer.response.status, answer.error);
+  return answer.data as T;
 }
 
 function problemError(status: number, body: unknown): ApiError {
@@ -94,86 +62,92 @@ function problemError(status: number, body: unknown): ApiError {
 }
 
 /** Lists answer `{"<items>": […], page, limit, total}`; this takes the items out under one name. */
-async function list<T>(path: string, key: string, query: Query = {}): Promise<ListPage<T>> {
-  const body = await request<Record<string, unknown>>('GET', path, { query });
-  return {
-    items: (body[key] as T[] | undefined) ?? [],
-    page: Number(body.page ?? 1),
-    limit: Number(body.limit ?? 20),
-    total: Number(body.total ?? 0),
-  };
+async function list<K extends string, T>(
+  pending: Promise<{ data?: { [key in K]: T[] } & Omit<ListPage<T>, 'items'>; error?: unknown; response: Response }>,
+  key: K,
+): Promise<ListPage<T>> {
+  const body = await ok(pending);
+  return { items: body[key], page: body.page, limit: body.limit, total: body.total };
 }
 
-const id = encodeURIComponent;
+type Paging = { page?: number; limit?: number };
+const byId = (id: string) => ({ params: { path: { id } } });
 
 export const api = {
   accounts: {
-    signUp: (input: { email: string; password: string; name: string }) =>
-      request<{ status: 'verification_sent' }>('POST', '/accounts', { body: input }),
-    verifyEmail: (token: string) => request<Account>('POST', '/accounts/verify-email', { body: { token } }),
-    requestPasswordReset: (email: string) => request<{ status: string }>('POST', '/accounts/password-reset', { body: { email } }),
+    signUp: (body: { email: string; password: string; name: string }) => ok(client.POST('/api/v1/accounts', { body })),
+    verifyEmail: (token: string) => ok(client.POST('/api/v1/accounts/verify-email', { body: { token } })),
+    requestPasswordReset: (email: string) => ok(client.POST('/api/v1/accounts/password-reset', { body: { email } })),
     confirmPasswordReset: (token: string, password: string) =>
-      request<unknown>('POST', '/accounts/password-reset/confirm', { body: { token, password } }),
+      ok(client.POST('/api/v1/accounts/password-reset/confirm', { body: { token, password } })),
   },
   /** The pages behind the links in newsletter mails (no account needed). */
   newsletter: {
-    confirm: (token: string) => request<NewsletterSubscription>('POST', '/newsletter/confirm', { body: { token } }),
-    unsubscribe: (token: string) => request<NewsletterSubscription>('POST', '/newsletter/unsubscribe', { body: { token } }),
+    confirm: (token: string) => ok(client.POST('/api/v1/newsletter/confirm', { body: { token } })),
+    unsubscribe: (token: string) => ok(client.POST('/api/v1/newsletter/unsubscribe', { body: { token } })),
   },
   sessions: {
-    signIn: (email: string, password: string) => request<{ account: Account }>('POST', '/sessions', { body: { email, password } }),
-    signOut: () => request<void>('DELETE', '/sessions/current'),
+    signIn: (email: string, password: string) => ok(client.POST('/api/v1/sessions', { body: { email, password } })),
+    signOut: () => ok(client.DELETE('/api/v1/sessions/current')),
   },
   me: {
-    get: () => request<Account>('GET', '/me'),
-    update: (patch: { name: string }) => request<Account>('PATCH', '/me', { body: patch }),
-    close: () => request<void>('DELETE', '/me'),
-    usage: (days: number) => request<{ days: UsageDay[] }>('GET', '/me/usage', { query: { days } }),
+    get: () => ok(client.GET('/api/v1/me')),
+    update: (body: { name: string }) => ok(client.PATCH('/api/v1/me', { body })),
+    close: () => ok(client.DELETE('/api/v1/me')),
+    usage: (days: number) => ok(client.GET('/api/v1/me/usage', { params: { query: { days } } })),
   },
   keys: {
-    list: () => list<ApiKey>('/me/keys', 'keys'),
-    create: (name: string) => request<IssuedKey>('POST', '/me/keys', { body: { name } }),
-    revoke: (keyId: string) => request<void>('DELETE', `/me/keys/${id(keyId)}`),
+    /** Every key of the account, newest first (not paged). */
+    list: async () => (await ok(client.GET('/api/v1/me/keys'))).keys,
+    create: (name: string) => ok(client.POST('/api/v1/me/keys', { body: { name } })),
+    revoke: (keyId: string) => ok(client.DELETE('/api/v1/me/keys/{id}', byId(keyId))),
   },
   webhooks: {
-    list: () => list<AccountWebhook>('/me/webhooks', 'webhooks'),
-    get: (endpointId: string) => request<AccountWebhook>('GET', `/me/webhooks/${id(endpointId)}`),
-    create: (input: WebhookInput) => request<AccountWebhookWithSecret>('POST', '/me/webhooks', { body: input }),
-    update: (endpointId: string, patch: WebhookPatch) =>
-      request<AccountWebhook>('PATCH', `/me/webhooks/${id(endpointId)}`, { body: patch }),
-    remove: (endpointId: string) => request<void>('DELETE', `/me/webhooks/${id(endpointId)}`),
-    rotateSecret: (endpointId: string) => request<AccountWebhookWithSecret>('POST', `/me/webhooks/${id(endpointId)}/rotate-secret`),
+    /** Every endpoint of the account (not paged). */
+    list: async () => (await ok(client.GET('/api/v1/me/webhooks'))).webhooks,
+    get: (endpointId: string) => ok(client.GET('/api/v1/me/webhooks/{id}', byId(endpointId))),
+    create: (body: WebhookInput) => ok(client.POST('/api/v1/me/webhooks', { body })),
+    update: (endpointId: string, body: WebhookPatch) => ok(client.PATCH('/api/v1/me/webhooks/{id}', { ...byId(endpointId), body })),
+    remove: (endpointId: string) => ok(client.DELETE('/api/v1/me/webhooks/{id}', byId(endpointId))),
+    rotateSecret: (endpointId: string) => ok(client.POST('/api/v1/me/webhooks/{id}/rotate-secret', byId(endpointId))),
     test: (endpointId: string, event: EventKind) =>
-      request<RestTestResult>('POST', `/me/webhooks/${id(endpointId)}/test`, { body: { event } }),
-    deliveries: (endpointId: string, query: { page?: number; limit?: number }) =>
-      list<RestDelivery>(`/me/webhooks/${id(endpointId)}/deliveries`, 'deliveries', query),
+      ok(client.POST('/api/v1/me/webhooks/{id}/test', { ...byId(endpointId), body: { event } })),
+    deliveries: (endpointId: string, query: Paging) =>
+      list(client.GET('/api/v1/me/webhooks/{id}/deliveries', { params: { path: { id: endpointId }, query } }), 'deliveries'),
     redeliver: (endpointId: string, deliveryId: string) =>
-      request<RestDelivery>('POST', `/me/webhooks/${id(endpointId)}/deliveries/${id(deliveryId)}/redeliver`),
-    preview: (endpointId: string) => request<WebhookPreview>('GET', `/me/webhooks/${id(endpointId)}/preview`),
+      ok(
+        client.POST('/api/v1/me/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+          params: { path: { id: endpointId, delivery_id: deliveryId } },
+        }),
+      ),
+    preview: (endpointId: string) => ok(client.GET('/api/v1/me/webhooks/{id}/preview', byId(endpointId))),
   },
   claims: {
-    list: (query: { page?: number; limit?: number } = {}) => list<AccountClaim>('/me/claims', 'claims', query),
-    verify: (claimId: string) => request<AccountClaim>('POST', `/claims/${id(claimId)}/verify`),
+    list: (query: Paging = {}) => list(client.GET('/api/v1/me/claims', { params: { query } }), 'claims'),
+    verify: (claimId: string) => ok(client.POST('/api/v1/claims/{id}/verify', { ...byId(claimId), body: {} })),
     /** A claim made signed in belongs to the account: once verified, the account owns the agent. */
-    create: (input: { agent_id: string; claimant_name: string; claimant_email: string }) =>
-      request<AccountClaim>('POST', '/claims', { body: input }),
+    create: (body: { agent_id: string; claimant_name: string; claimant_email: string }) => ok(client.POST('/api/v1/claims', { body })),
   },
   agents: {
-    list: (query: { page?: number; limit?: number } = {}) => list<OwnedAgent>('/me/agents', 'agents', query),
+    list: (query: Paging = {}) => list(client.GET('/api/v1/me/agents', { params: { query } }), 'agents'),
     /** 200 with the profile, or 202 with an edit request when the patch renames the agent or moves its source. */
-    update: (agentId: string, patch: OwnedAgentPatch) =>
-      request<OwnedAgent | EditRequestReceipt>('PATCH', `/me/agents/${id(agentId)}`, { body: patch }),
+    update: (agentId: string, body: OwnedAgentPatch) => ok(client.PATCH('/api/v1/me/agents/{id}', { ...byId(agentId), body })),
     setStatus: (agentId: string, status: 'active' | 'deprecated', message?: string) =>
-      request<OwnedAgent>('POST', `/me/agents/${id(agentId)}/status`, { body: { status, ...(message ? { message } : {}) } }),
+      ok(client.POST('/api/v1/me/agents/{id}/status', { ...byId(agentId), body: { status, ...(message ? { message } : {}) } })),
     /** The public reviews of the agent, newest first, each with the owner's reply. */
-    reviews: (agentId: string, query: { page?: number; limit?: number } = {}) =>
-      list<AgentReview>(`/agents/${id(agentId)}/reviews`, 'reviews', query),
+    reviews: (agentId: string, query: Paging = {}) =>
+      list(client.GET('/api/v1/agents/{id}/reviews', { params: { path: { id: agentId }, query } }), 'reviews'),
     /** The renames and source moves the account asked for, newest first, with the moderators' reasons. */
-    editRequests: (query: { page?: number; limit?: number; status?: OwnEditRequest['status'] } = {}) =>
-      list<OwnEditRequest>('/me/edit-requests', 'edit_requests', query),
+    editRequests: (query: Paging & { status?: OwnEditRequest['status'] } = {}) =>
+      list(client.GET('/api/v1/me/edit-requests', { params: { query } }), 'edit_requests'),
     /** 201 with the review and its reply; replying again replaces the reply. */
     reply: (agentId: string, reviewId: string, body: string) =>
-      request<AgentReview>('POST', `/me/agents/${id(agentId)}/reviews/${id(reviewId)}/reply`, { body: { body } }),
+      ok(
+        client.POST('/api/v1/me/agents/{id}/reviews/{review_id}/reply', {
+          params: { path: { id: agentId, review_id: reviewId } },
+          body: { body },
+        }),
+      ),
   },
 };
 

@@ -69,6 +69,8 @@ test('an owner claims a GitHub-hosted agent, proves it on the forge, edits, depr
   published.set(fileUrl, `${token}\n`);
   await card.getByTestId('claim-check').click();
   await expect(card).toHaveAttribute('data-status', 'verified');
+  // verified_by is on the claim itself (the generated Claim type), not in its verification.
+  await expect(card).toContainText('Verified automatically. The agent is listed under Your agents.');
   const profile = await (await request.get(`/api/v1/agents/${agent.id}`)).json();
   expect(profile).toMatchObject({ verified: true, owner: { name: 'Olive Owner' } });
 

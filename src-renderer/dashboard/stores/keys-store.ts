@@ -12,7 +12,7 @@ export const useKeysStore = defineStore('dashboard-keys', () => {
   const activeKeys = computed(() => keys.value.filter((key) => !key.revoked_at));
 
   async function load(): Promise<void> {
-    keys.value = (await api.keys.list()).items;
+    keys.value = await api.keys.list();
     loaded.value = true;
   }
 

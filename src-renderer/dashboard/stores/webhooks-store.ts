@@ -17,7 +17,7 @@ export const useWebhooksStore = defineStore('dashboard-webhooks', () => {
   }
 
   async function load(): Promise<void> {
-    endpoints.value = (await api.webhooks.list()).items;
+    endpoints.value = await api.webhooks.list();
     loaded.value = true;
   }
 
