@@ -8,8 +8,10 @@ export interface TestPostgres {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string;
   port: number;
-  /** Runs one SQL statement with psql and returns its unaligned, tuples-only output. */
-  query(sql: string): string;
+  /** Runs one SQL statement with psql and returns its unaligned, tuples-only output (in `database`, default postgres). */
+  query(sql: string, database?: string): string;
+  /** The URL of another database on the same server. */
+  urlOf(database: string): string;
   stop(): void;
 }
 
@@ -64,7 +66,7 @@ export function startPostgres(): Promise<TestPostgres> {
         `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off`,
         '-w',
         '-t',
-        '30',
+        '120',
         'start',
       ]);
       started = true;
@@ -74,12 +76,14 @@ export function startPostgres(): Promise<TestPostgres> {
       const stderr = (error as { stderr?: string }).stderr ?? '';
       throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${stderr}\n${log}`);
     }
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const urlOf = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+    const url = urlOf('postgres');
     return {
       url,
+      urlOf,
       port,
-      query: (sql: string) =>
-        execFileSync(path.join(BIN, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], {
+      query: (sql: string, database = 'postgres') =>
+        execFileSync(path.join(BIN, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', urlOf(database), '-c', sql], {
           encoding: 'utf8',
           stdio: ['ignore', 'pipe', 'pipe'],
         }).trim(),
