@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
 import { BLOCK_SIZE } from '../../src-api/modules/search/accelerators';
-import { BOUND_ORDER_BLOCKS, pruningStats } from '../../src-api/modules/search/pruned';
+import { IMPACT_ORDER } from '../../src-api/modules/search/impact-orders';
+import { BOUND_ORDER_BLOCKS, pruningStats, THRESHOLD } from '../../src-api/modules/search/pruned';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 
 /** mulberry32: reproducible random corpora, so a failure names its seed. */
@@ -132,6 +133,11 @@ describe('pruned top-k', () => {
   });
 
   it('prunes: a common word on a large corpus scores few blocks, yet ranks and counts every match', () => {
+    // The block-max scorer on its own (the threshold algorithm below).
+    THRESHOLD.enabled = false;
+    onTestFinished(() => {
+      THRESHOLD.enabled = true;
+    });
     const index = new SearchIndex();
     for (const agent of corpus(99, 20_000)) index.apply(agent);
     index.compact();
@@ -153,6 +159,10 @@ describe('pruned top-k', () => {
   });
 
   it('stays exact for several common words on a large corpus: bound order, then the slot-order sweep over impact columns', () => {
+    THRESHOLD.enabled = false;
+    onTestFinished(() => {
+      THRESHOLD.enabled = true;
+    });
     const index = new SearchIndex();
     for (const agent of corpus(77, 20_000)) index.apply(agent);
     index.compact();
@@ -169,5 +179,33 @@ describe('pruned top-k', () => {
     }
     // The sweep was reached (else this test would not cover it).
     expect(swept).toBeGreaterThan(0);
+  });
+
+  it('threshold algorithm over impact-ordered prefixes: exact when it finishes, and when a prefix runs out and the block scorer takes over', () => {
+    for (const [minimum, share] of [
+      [4096, 1 / 4],
+      [24, 1 / 16],
+    ] as const) {
+      Object.assign(IMPACT_ORDER, { minimum, share });
+      onTestFinished(() => {
+        Object.assign(IMPACT_ORDER, { minimum: 4096, share: 1 / 4 });
+      });
+      const index = new SearchIndex();
+      for (const agent of corpus(55 + minimum, 20_000)) index.apply(agent);
+      index.compact();
+      const r = random(56);
+      const outcomes = { skipped: 0, done: 0, 'gave up': 0 };
+      for (let i = 0; i < 60; i++) {
+        const words = 1 + r.int(3);
+        const q = Array.from({ length: words }, () => r.pick([...COMMON, 'agents', 'dataset', 'deploy', 'Agent Data'])).join(' ');
+        const filters: SearchFilters = i % 5 === 0 ? { minTrust: 25 } : i % 7 === 0 ? { type: r.pick(AGENT_TYPES) } : {};
+        const limit = r.pick([1, 10, 20, 50]);
+        const pruned = index.search(q, limit, filters, 'pruned');
+        outcomes[pruningStats.threshold]++;
+        expect(pruned, JSON.stringify({ minimum, q, limit, filters })).toEqual(index.search(q, limit, filters, 'exhaustive'));
+      }
+      expect(outcomes.done, JSON.stringify(outcomes)).toBeGreaterThan(0);
+      if (minimum < 100) expect(outcomes['gave up'], JSON.stringify(outcomes)).toBeGreaterThan(0);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { grownBits, setBit } from './bitsets';
+import { buildImpactOrders } from './impact-orders';
 import type { IndexStore } from './index-store';
 
 /**
@@ -77,6 +78,7 @@ export function buildAccelerators(store: IndexStore): void {
       store.blockOrders[termId] = orderByMaximum(maxes);
     }
   }
+  buildImpactOrders(store);
   rebuildNameTable(store);
 }
 

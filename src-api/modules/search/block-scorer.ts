@@ -17,7 +17,7 @@ export class BlockScorer {
   private readonly termCount: number;
 
   /** The base postings to read, flattened: per query word (in plan order) its expansions' term ids and scaled weights. */
-  private readonly wordEnds: Int32Array;
+  readonly wordEnds: Int32Array;
   readonly termIds: Int32Array;
   readonly scaled: Float64Array;
   private readonly fullMask: number;
@@ -77,13 +77,14 @@ export class BlockScorer {
   /**
    * Scores the matching agents of one base block, as the exhaustive scorer does: per word the best of its
    * expansions (kept as a float32, as `termBest`), summed in plan order, then the public score.
+   * `only`: a mask of the block's slots to score (default all).
    */
-  scoreBlock(block: number, top: TopK): void {
+  scoreBlock(block: number, top: TopK, only = -1): void {
     const { store } = this;
     const from = block << BLOCK_BITS;
     // The last base block may reach into tail slots: those were scored with the tails.
     const beyond = store.baseSlotCount - from;
-    const bits = beyond >= BLOCK_SIZE ? this.matching[block]! : this.matching[block]! & ((1 << beyond) - 1);
+    const bits = (beyond >= BLOCK_SIZE ? this.matching[block]! : this.matching[block]! & ((1 << beyond) - 1)) & only;
     if (bits === 0) return;
     const to = from + BLOCK_SIZE;
     const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;

@@ -124,6 +124,9 @@ export class IndexStore {
   blockStarts: (Int32Array | undefined)[] = [];
   /** Per term with block maxima, its blocks ordered by block maximum, highest first. */
   blockOrders: (Int32Array | undefined)[] = [];
+  /** Per term with a bitset, its best base postings by impact (slots, and their impacts): see impact-orders.ts. */
+  impactOrderSlots: (Int32Array | undefined)[] = [];
+  impactOrderValues: (Uint16Array | undefined)[] = [];
   /** Per very frequent term, its impact at each base slot (0 = no posting). */
   impactColumns: (Uint16Array | undefined)[] = [];
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */

@@ -4,6 +4,7 @@ import { BlockScorer } from './block-scorer';
 import { IMPACT_SCALE, type IndexStore } from './index-store';
 import { matchingBits } from './matching-bits';
 import { scratchOf } from './pruning-scratch';
+import { thresholdTopK } from './threshold';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
 import type { ParsedQuery } from './text';
 import { TopK } from './top-k';
@@ -32,8 +33,18 @@ import { TopK } from './top-k';
  * at least as large, so hits, order and total are exactly the exhaustive
  * scorer's (test/unit/search-pruning.test.ts checks it on random corpora).
  */
-/** Blocks of the last pruned query and how many of them were scored (for tests and the bench). */
-export const pruningStats = { blocks: 0, scored: 0 };
+/** Blocks of the last pruned query, how many of them were scored, and what the threshold algorithm did (for tests and the bench). */
+export const pruningStats: { blocks: number; scored: number; threshold: 'skipped' | 'done' | 'gave up' } = {
+  blocks: 0,
+  scored: 0,
+  threshold: 'skipped',
+};
+
+/**
+ * When the threshold algorithm is tried: for pages up to `maxLimit` hits, when at least one agent in
+ * `minDensity` matches (rarer matches are few blocks, scored directly). `enabled` is for tests.
+ */
+export const THRESHOLD = { enabled: true, maxLimit: 100, minDensity: 64 };
 
 export function prunedSearch(
   store: IndexStore,
@@ -47,9 +58,10 @@ export function prunedSearch(
   const words = (store.slotCount + 31) >>> 5;
   const { requireAll, total } = matchingBits(store, plan, filter, scratch, words);
   const matching = scratch.matching;
-  const top = new TopK(limit, store.trust, store.docIds);
+  let top = new TopK(limit, store.trust, store.docIds);
   pruningStats.blocks = 0;
   pruningStats.scored = 0;
+  pruningStats.threshold = 'skipped';
   if (total === 0 || limit <= 0) return { hits: [], total };
 
   const weights = plan.map(({ expansions }) =>
@@ -66,6 +78,20 @@ export function prunedSearch(
   const blocks = (store.baseSlotCount + BLOCK_SIZE - 1) >>> BLOCK_BITS;
   if (blocks === 0) return { hits: publicHits(store, top), total };
   pruningStats.blocks = blocks;
+
+  // Words most agents use, every one required: the threshold algorithm over impact-ordered postings, when it
+  // finishes within them. Otherwise its k-th best score is a floor the block bounds must reach (`bar`).
+  let bar = -Infinity;
+  if (THRESHOLD.enabled && requireAll && limit <= THRESHOLD.maxLimit && total * THRESHOLD.minDensity >= store.baseSlotCount) {
+    if (thresholdTopK(store, scorer, matching, parsed.nameKey, top, scratch.seenBits(words))) {
+      pruningStats.threshold = 'done';
+      return { hits: publicHits(store, top), total };
+    }
+    pruningStats.threshold = 'gave up';
+    if (top.full) bar = top.worstScore;
+    top = new TopK(limit, store.trust, store.docIds);
+    scorer.scoreTails(top);
+  }
   let nonEmpty = 0;
   for (let block = 0; block < blocks; block++) if (matching[block] !== 0) nonEmpty++;
   if (nonEmpty * DIRECT_SHARE <= blocks) {
@@ -115,6 +141,10 @@ export function prunedSearch(
     }
     // As the score: (matched words + exact name) + min(0.9999, sum / words).
     const key = (requireAll ? termCount : words) + nameBonus[block]! + Math.min(0.9999, sum / termCount);
+    if (key < bar) {
+      keys[block] = -1;
+      continue;
+    }
     keys[block] = key;
     heap.push(block, key);
   }
@@ -161,7 +191,7 @@ export function prunedSearch(
       if (matching[block] === 0 || (named.length > 0 && named.includes(block))) continue;
       bound[0] = weight * maxes[block]!;
       const key = 1 + Math.min(0.9999, bound[0]! / 1);
-      if (top.full && key < top.worstScore) break;
+      if (key < bar || (top.full && key < top.worstScore)) break;
       scorer.scoreBlock(block, top);
       scored++;
     }

@@ -59,6 +59,7 @@ export class PruningScratch implements BlockScratch {
   private unionBits: Uint32Array = new Uint32Array(0);
   private wordBits: Uint32Array = new Uint32Array(0);
   private capabilityBits: Uint32Array = new Uint32Array(0);
+  private seen: Uint32Array = new Uint32Array(0);
   private termBounds: Float32Array[] = [];
   private bonus = new Uint8Array(0);
   private heapBlocks = new Int32Array(0);
@@ -77,6 +78,12 @@ export class PruningScratch implements BlockScratch {
     this.wordBits = grownBits(this.wordBits, words);
     this.capabilityBits = grownBits(this.capabilityBits, words);
     return { matching: this.matching, union: this.unionBits, word: this.wordBits, capability: this.capabilityBits };
+  }
+
+  /** Slots the threshold algorithm has seen: all zero between queries. */
+  seenBits(words: number): Uint32Array {
+    this.seen = grownBits(this.seen, words);
+    return this.seen;
   }
 
   bounds(terms: number, blocks: number): Float32Array[] {
