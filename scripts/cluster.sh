@@ -63,6 +63,8 @@ esac
 # ---------------------------------------------------------------------------
 # Stopping: whatever was started, on Ctrl-C, SIGTERM or any exit: nginx first (no new requests), then
 # the replicas (they finish what they are doing), then Redis (which the replicas use until they stop).
+# Each part runs in its own session (setsid), so a terminal's Ctrl-C reaches this script only and the
+# parts stop in that order instead of all at once.
 REDIS_PID=""
 SERVE_PIDS=()
 NGINX_PID=""
@@ -119,7 +121,7 @@ if [ -n "${CLUSTER_REDIS_URL:-}" ]; then
   say "redis: using $REDIS_URL"
 else
   mkdir -p "$DIR/redis"
-  redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DIR/redis" --save '' --appendonly no \
+  setsid redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DIR/redis" --save '' --appendonly no \
     --protected-mode yes --daemonize no >"$DIR/redis.log" 2>&1 &
   REDIS_PID=$!
   echo "$REDIS_PID" >"$DIR/redis.pid"
@@ -146,7 +148,7 @@ cd "$ROOT"
 for i in "${!SERVE_PORTS[@]}"; do
   n=$((i + 1))
   port="${SERVE_PORTS[$i]}"
-  "${SERVE_CMD[@]}" --host 127.0.0.1 --port "$port" --data-dir "$DATA_DIR" "${DATABASE_ARGS[@]}" \
+  setsid "${SERVE_CMD[@]}" --host 127.0.0.1 --port "$port" --data-dir "$DATA_DIR" "${DATABASE_ARGS[@]}" \
     --redis-url "$REDIS_URL" --trust-proxy 1 --public-url "http://127.0.0.1:$PORT" "${SERVE_ARGS[@]}" \
     >"$DIR/serve-$n.log" 2>&1 &
   pid=$!
@@ -236,7 +238,7 @@ $UPSTREAMS
 EOF
 nginx -t -p "$NGINX_DIR" -c nginx.conf -e "$NGINX_DIR/error.log" >"$NGINX_DIR/config-test.log" 2>&1 \
   || fail "nginx rejected its config: $(cat "$NGINX_DIR/config-test.log")"
-nginx -p "$NGINX_DIR" -c nginx.conf -e "$NGINX_DIR/error.log" >"$NGINX_DIR/stdout.log" 2>&1 &
+setsid nginx -p "$NGINX_DIR" -c nginx.conf -e "$NGINX_DIR/error.log" >"$NGINX_DIR/stdout.log" 2>&1 &
 NGINX_PID=$!
 wait_until nginx "$NGINX_PID" "$NGINX_DIR/error.log" curl -fsS -o /dev/null "http://127.0.0.1:$PORT/api/v1/health"
 say "nginx: http://127.0.0.1:$PORT (pid $NGINX_PID) -> ${SERVE_URLS[*]}"
@@ -249,6 +251,7 @@ say "nginx: http://127.0.0.1:$PORT (pid $NGINX_PID) -> ${SERVE_URLS[*]}"
   echo "CLUSTER_SERVE_PIDS=\"${SERVE_PIDS[*]}\""
   echo "CLUSTER_NGINX_PID=$NGINX_PID"
   echo "CLUSTER_REDIS_URL=$REDIS_URL"
+  echo "CLUSTER_REDIS_PID=$REDIS_PID"
   echo "CLUSTER_DATA_DIR=$DATA_DIR"
 } >"$DIR/cluster.env"
 say "api http://127.0.0.1:$PORT/api/v1 (admin token: ${AGENTDIR_ADMIN_TOKEN:+AGENTDIR_ADMIN_TOKEN}${AGENTDIR_ADMIN_TOKEN:-$DATA_DIR/admin-token})"

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFrom, startCluster, type AccessLogEntry, type TestCluster } from '../helpers/cluster';
@@ -288,4 +290,31 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
         `last one ${((Math.max(...receiver.received.map((hit) => hit.receivedAtEpochMs)) - killedAt) / 1000).toFixed(1)} s after the kill`,
     );
   }, 240_000);
+
+  it('Ctrl-C stops everything the script started: nginx, then the replicas, then Redis', async () => {
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const replicas = cluster.replicas.filter((replica) => alive(replica.pid));
+    expect(replicas.length).toBeGreaterThan(0);
+    expect(alive(cluster.nginxPid)).toBe(true);
+    expect(alive(cluster.redisPid!)).toBe(true);
+
+    await cluster.interrupt(); // SIGINT to the script's whole process group, as a terminal sends it
+    expect(cluster.output()).toContain('cluster: stopped');
+    expect([cluster.nginxPid, cluster.redisPid!, ...cluster.replicas.map((replica) => replica.pid)].filter(alive)).toEqual([]);
+    // The parts run in sessions of their own: the replicas heard the script's SIGTERM (not the
+    // terminal's SIGINT) and shut down while Redis still answered.
+    for (const replica of replicas) {
+      const log = fs.readFileSync(path.join(cluster.dir, `serve-${cluster.replicas.indexOf(replica) + 1}.log`), 'utf8');
+      expect(log).toContain('SIGTERM received, shutting down');
+      expect(log).not.toContain('Connection is closed');
+    }
+    expect(fs.readFileSync(path.join(cluster.dir, 'redis.log'), 'utf8')).toContain('Received SIGTERM');
+  }, 120_000);
 });

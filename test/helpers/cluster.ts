@@ -17,6 +17,9 @@ export interface TestCluster {
   /** Each replica's own origin (reachable directly from this machine, as nginx reaches it). */
   replicas: { origin: string; api: string; pid: number }[];
   redisUrl: string;
+  /** nginx's master process and redis-server (undefined when the cluster uses a Redis of its own). */
+  nginxPid: number;
+  redisPid: number | undefined;
   adminToken: string;
   /** The directory of the logs, pids and nginx config. */
   dir: string;
@@ -29,7 +32,9 @@ export interface TestCluster {
    * just after its answer, so the last ones may lag behind what the client has seen.
    */
   waitForAccessLog(filter: (entry: AccessLogEntry) => boolean, count: number, timeoutMs?: number): Promise<AccessLogEntry[]>;
-  /** SIGTERM to the script, resolved once it has stopped everything and exited. */
+  /** SIGINT to the script's process group, as a terminal's Ctrl-C; resolved once the script has exited. */
+  interrupt(): Promise<void>;
+  /** SIGTERM to the script, resolved once it has stopped everything and exited; then removes its directory. */
   stop(): Promise<void>;
 }
 
@@ -72,15 +77,22 @@ export async function startCluster(
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, as a shell in a terminal gives it: interrupt() signals that group.
+    detached: true,
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (running()) child.kill('SIGTERM');
     await exited;
     fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const interrupt = async (): Promise<void> => {
+    if (running()) process.kill(-child.pid!, 'SIGINT');
+    await exited;
   };
 
   await new Promise<void>((resolve, reject) => {
@@ -127,10 +139,13 @@ export async function startCluster(
     api: envFile.CLUSTER_API!,
     replicas: envFile.CLUSTER_SERVE_URLS!.split(' ').map((origin, i) => ({ origin, api: `${origin}/api/v1`, pid: pids[i]! })),
     redisUrl: envFile.CLUSTER_REDIS_URL!,
+    nginxPid: Number(envFile.CLUSTER_NGINX_PID),
+    redisPid: envFile.CLUSTER_REDIS_PID ? Number(envFile.CLUSTER_REDIS_PID) : undefined,
     adminToken,
     dir,
     output: () => output,
     accessLog,
+    interrupt,
     async waitForAccessLog(filter, count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
