@@ -60,7 +60,7 @@ export class WebhooksPage {
 
     this.disableDialog = page.getByTestId('disable-dialog');
     this.removeDialog = page.getByTestId('remove-dialog');
-    this.redeliverFailedDialog = page.getByTestId('redeliver-failed-dialog');
+    this.redeliverFailedDialog = page.getByTestId('redeliver-dialog');
 
     this.detail = page.getByTestId('endpoint-detail');
     this.testResult = page.getByTestId('test-result');
