@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAccountsCommand } from './cli/accounts-command';
 import { registerBackupCommand } from './cli/backup-command';
 import { CliError } from './cli/context';
+import { registerCopyDataCommand } from './cli/copy-data-command';
 import { registerExportCommand } from './cli/export-command';
 import { registerImportCommand } from './cli/import-command';
 import { registerKeysCommand } from './cli/keys-command';
@@ -23,6 +24,7 @@ const COMMAND_GROUPS: ((program: Command) => void)[] = [
   registerWebhooksCommand,
   registerAccountsCommand,
   registerBackupCommand,
+  registerCopyDataCommand,
 ];
 
 const EXIT_OK = 0;
@@ -31,7 +33,9 @@ const EXIT_USAGE = 2;
 
 function buildProgram(): Command {
   const program = new Command('cli')
-    .description('Agent Directory maintenance commands (import, export, API keys, webhooks, accounts, backup, restore) over a data dir')
+    .description(
+      'Agent Directory maintenance commands (import, export, API keys, webhooks, accounts, backup, restore, copy-data) over a data dir',
+    )
     .usage('<command> [options]')
     // Throw instead of exiting, so that main() decides the exit code. Set before
     // the commands are added: subcommands inherit these settings.
@@ -40,7 +44,8 @@ function buildProgram(): Command {
   for (const register of COMMAND_GROUPS) register(program);
   program.addHelpText(
     'after',
-    '\nEvery command takes --data-dir DIR (default ./data, env AGENTDIR_DATA_DIR), --database sqlite:<path> (env AGENTDIR_DATABASE_URL) and --help.',
+    '\nEvery command takes --help, and every one but copy-data (which takes --from and --to) --data-dir DIR (default ./data,\n' +
+      'env AGENTDIR_DATA_DIR) and --database sqlite:<path> (env AGENTDIR_DATABASE_URL).',
   );
   return program;
 }
