@@ -52,20 +52,6 @@ export function countBits(bits: Uint32Array, words: number): number {
   return count;
 }
 
-/** Clears each set bit of bits[0, words) for which `keep(slot)` is false. */
-export function retainBits(bits: Uint32Array, words: number, keep: (slot: number) => boolean): void {
-  for (let w = 0; w < words; w++) {
-    let word = bits[w]!;
-    let kept = word;
-    while (word !== 0) {
-      const lowest = word & -word;
-      if (!keep((w << 5) + 31 - Math.clz32(lowest))) kept &= ~lowest;
-      word ^= lowest;
-    }
-    bits[w] = kept;
-  }
-}
-
 /** True when any bit of slots [from, to) is set (from a multiple of 32). */
 export function anyBitIn(bits: Uint32Array, from: number, to: number): boolean {
   const end = (to + 31) >>> 5;

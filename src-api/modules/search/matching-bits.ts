@@ -1,4 +1,4 @@
-import { andInto, countBits, orInto, retainBits, setBit } from './bitsets';
+import { andInto, countBits, orInto, popcount32, setBit } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { PruningScratch } from './pruning-scratch';
 import type { PlannedTerm, PreparedFilter } from './scoring';
@@ -20,10 +20,7 @@ export function matchingBits(
   const finish = (bits: Uint32Array): number => {
     andInto(bits, store.aliveBits, words);
     if (filter.capabilityStamp !== 0) andInto(bits, capability, words);
-    if (typeCode >= 0 || minTrust > -Infinity) {
-      const { typeCodes, trust } = store;
-      retainBits(bits, words, (slot) => (typeCode < 0 || typeCodes[slot] === typeCode) && trust[slot]! >= minTrust);
-    }
+    if (typeCode >= 0 || minTrust > -Infinity) return retainTypeAndTrust(store, bits, words, typeCode, minTrust);
     return countBits(bits, words);
   };
   // Agents with every word: the first word's bits, ANDed with each next word's (its one bitset directly, when it has just one).
@@ -78,4 +75,24 @@ function soleBitset(store: IndexStore, term: PlannedTerm): Uint32Array | undefin
     only = bits;
   }
   return only;
+}
+
+/** Clears the bits of agents of another type or below the trust floor; returns how many bits are left. */
+function retainTypeAndTrust(store: IndexStore, bits: Uint32Array, words: number, typeCode: number, minTrust: number): number {
+  const { typeCodes, trust } = store;
+  let count = 0;
+  for (let w = 0; w < words; w++) {
+    let word = bits[w]!;
+    if (word === 0) continue;
+    let kept = word;
+    while (word !== 0) {
+      const lowest = word & -word;
+      const slot = (w << 5) + 31 - Math.clz32(lowest);
+      if ((typeCode >= 0 && typeCodes[slot] !== typeCode) || trust[slot]! < minTrust) kept &= ~lowest;
+      word ^= lowest;
+    }
+    bits[w] = kept;
+    if (kept !== 0) count += popcount32(kept);
+  }
+  return count;
 }
