@@ -184,6 +184,7 @@ export async function postgresSource(url: string): Promise<CopySource> {
 
 export function postgresTarget(url: string): CopyTarget {
   let client: pg.Client | undefined;
+  const copied = new Set<string>();
   return {
     async nonEmptyTables(pairs) {
       const check = await connectPostgres(url);
@@ -207,6 +208,7 @@ export function postgresTarget(url: string): CopyTarget {
       await client.query('BEGIN');
     },
     async insert(pair, rows) {
+      copied.add(pair.name);
       const width = pair.columns.length;
       const values = rows.map((_, r) => `(${pair.columns.map((__, c) => `$${r * width + c + 1}`).join(', ')})`).join(', ');
       await client!.query(`INSERT INTO ${quote(pair.name)} (${columnList(pair)}) VALUES ${values}`, rows.flat().map(toPostgres));
@@ -216,7 +218,9 @@ export function postgresTarget(url: string): CopyTarget {
       const { rows } = await client!.query<{ table: string; column: string; sequence: string }>(
         `SELECT c.table_name AS table, c.column_name AS column, pg_get_serial_sequence(quote_ident(c.table_name), c.column_name) AS sequence
            FROM information_schema.columns c
-          WHERE c.table_schema = 'public' AND pg_get_serial_sequence(quote_ident(c.table_name), c.column_name) IS NOT NULL`,
+          WHERE c.table_schema = 'public' AND c.table_name = ANY($1)
+            AND pg_get_serial_sequence(quote_ident(c.table_name), c.column_name) IS NOT NULL`,
+        [[...copied]],
       );
       for (const { table, column, sequence } of rows) {
         await client!.query(
