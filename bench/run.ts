@@ -502,17 +502,25 @@ function runToEnd(command: string, args: string[]): Promise<void> {
   });
 }
 
-interface HealthBody {
+interface ServerProgress {
+  /** From /health. */
   agents_indexed: number;
+  /** No background job in progress: `agentdir_background_jobs` is 0 in /metrics (read from loopback). */
   idle: boolean;
 }
 
-async function health(base: string): Promise<HealthBody> {
-  return (await (await fetch(`${base}/health`)).json()) as HealthBody;
+async function health(base: string): Promise<ServerProgress> {
+  const [body, metrics] = await Promise.all([
+    fetch(`${base}/health`).then((response) => response.json() as Promise<{ agents_indexed: number }>),
+    fetch(`${base.replace(/\/api\/v1$/, '')}/metrics`).then((response) => response.text()),
+  ]);
+  const jobs = /^agentdir_background_jobs (\d+)$/m.exec(metrics)?.[1];
+  if (jobs === undefined) throw new Error(`${base}: /metrics has no agentdir_background_jobs`);
+  return { agents_indexed: body.agents_indexed, idle: Number(jobs) === 0 };
 }
 
-/** Polls /health until `done` holds (at most 10 minutes). */
-async function waitFor(base: string, done: (body: HealthBody) => boolean): Promise<void> {
+/** Polls /health and /metrics until `done` holds (at most 10 minutes). */
+async function waitFor(base: string, done: (progress: ServerProgress) => boolean): Promise<void> {
   const started = performance.now();
   while (!done(await health(base))) {
     if (performance.now() - started > 600_000) throw new Error(`${base}/health: not settled after 10 minutes`);

@@ -1,11 +1,14 @@
 /**
  * Background jobs in progress in this process (the start-up warm-ups, the
- * trust score refresh): `/health` says `idle` when there are none, so a
- * benchmark or a deploy script can wait for the server to settle.
+ * trust score refresh), as the `agentdir_background_jobs` gauge of /metrics,
+ * so a benchmark or a deploy script can wait for the server to settle.
+ * (Not in /health: the contract fixes that body's shape.)
  */
 export interface BackgroundWork {
   /** Marks a job as started; call the returned function when it ends (later calls do nothing). */
   begin(): () => void;
+  /** Jobs in progress now. */
+  readonly running: number;
   /** True when no job is in progress. */
   readonly idle: boolean;
 }
@@ -21,6 +24,9 @@ export function createBackgroundWork(): BackgroundWork {
         ended = true;
         running--;
       };
+    },
+    get running() {
+      return running;
     },
     get idle() {
       return running === 0;

@@ -70,7 +70,9 @@ describe('mail outbox', () => {
     server = await startTestServer();
     const id = queue(server, 'dan@example.test');
     const folder = path.join(server.dataDir, 'mail');
-    await expect.poll(() => (fs.existsSync(folder) ? fs.readdirSync(folder).length : 0)).toBe(1);
+    // Sent once the file is in place: from then on it is whole (written aside and renamed).
+    await expect.poll(() => server!.services.mail.get(id)?.status).toBe('sent');
+    expect(fs.readdirSync(folder)).toHaveLength(1);
     const [file] = fs.readdirSync(folder);
     expect(file).toMatch(new RegExp(`${id}\\.eml$`));
     const eml = fs.readFileSync(path.join(folder, file!), 'utf8');
@@ -78,6 +80,5 @@ describe('mail outbox', () => {
     expect(eml).toMatch(/^Subject: Hello <there>$/m);
     expect(eml).toContain('text/html');
     expect(fs.statSync(path.join(folder, file!)).mode & 0o777).toBe(0o600);
-    await expect.poll(() => server!.services.mail.get(id)?.status).toBe('sent');
   });
 });

@@ -3631,8 +3631,6 @@ export interface operations {
             status: 'ok';
             /** @description Listed agents searchable in the index now. Right after start-up the index is built in the background, so this grows to the total listed agents during the warm-up (searches meanwhile still see every agent). */
             agents_indexed: number;
-            /** @description False while start-up or scheduled background work is in progress (building the search index, filling the profile cache, refreshing trust scores); true once the server has settled. */
-            idle: boolean;
             /** @description Service version, major.minor.patch */
             version: string;
           };

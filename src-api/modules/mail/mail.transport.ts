@@ -55,8 +55,12 @@ export function createMailTransport({ mail, dataDir, log = console.log }: MailTr
       const info = (await builder.sendMail(envelope(row))) as { message: Buffer };
       await fs.promises.mkdir(folder, { recursive: true, mode: 0o700 });
       // Sortable by time, unique by id; mails hold personal data (links that sign in), so owner-only.
-      const file = path.join(folder, `${row.createdAt.replace(/[:.]/g, '-')}-${row.id}.eml`);
-      await fs.promises.writeFile(file, info.message, { mode: 0o600 });
+      const name = `${row.createdAt.replace(/[:.]/g, '-')}-${row.id}.eml`;
+      const file = path.join(folder, name);
+      // Written aside, then renamed: whoever watches the folder never reads half a mail.
+      const partial = path.join(folder, `.${name}.part`);
+      await fs.promises.writeFile(partial, info.message, { mode: 0o600 });
+      await fs.promises.rename(partial, file);
       log(`mail: "${row.subject}" to ${row.to} written to ${file}`);
       return `file: ${file}`;
     },

@@ -30,7 +30,7 @@ const ATTEMPT_OUTCOME: Record<DeliveryStatus, string> = {
 };
 
 export interface MetricsDeps {
-  services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher' | 'mail'>;
+  services: Pick<Services, 'search' | 'webhooks' | 'webhookDispatcher' | 'mail' | 'background'>;
 }
 
 let processMetrics: Registry | undefined;
@@ -122,6 +122,14 @@ export function createMetrics({ services }: MetricsDeps) {
     registers: [registry],
     collect() {
       this.set(services.search.indexStatus().lastRefreshMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'agentdir_background_jobs',
+    help: 'Background jobs in progress in this process (start-up warm-ups of the search index and profile cache, the trust score refresh); 0 once the server has settled.',
+    registers: [registry],
+    collect() {
+      this.set(services.background.running);
     },
   });
   new Gauge({

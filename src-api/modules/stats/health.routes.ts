@@ -10,11 +10,6 @@ export const healthResponseSchema = z.object({
     .describe(
       'Listed agents searchable in the index now. Right after start-up the index is built in the background, so this grows to the total listed agents during the warm-up (searches meanwhile still see every agent).',
     ),
-  idle: z
-    .boolean()
-    .describe(
-      'False while start-up or scheduled background work is in progress (building the search index, filling the profile cache, refreshing trust scores); true once the server has settled.',
-    ),
   version: z.string().describe('Service version, major.minor.patch'),
 });
 
@@ -25,7 +20,6 @@ export const healthRoutes: ApiRoutes = async (api, { services }) => {
     async () => ({
       status: 'ok' as const,
       agents_indexed: services.search.indexedCount(),
-      idle: services.background.idle,
       version: API_VERSION,
     }),
   );
