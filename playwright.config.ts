@@ -33,7 +33,9 @@ export default defineConfig({
   forbidOnly: !!process.env.CI,
   retries: 0,
   workers: 1,
-  timeout: 30_000,
+  // The longest flows take 20-26 s on a quiet machine (webhooks, claims, a developer's whole key-and-webhook
+  // round); 30 s left too little room for a loaded one.
+  timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list'], ['json', { outputFile: process.env.PLAYWRIGHT_JSON_OUTPUT_NAME ?? 'test-results/playwright.json' }]],
   globalTeardown: './test/e2e/global-teardown.ts',

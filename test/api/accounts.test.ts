@@ -110,7 +110,7 @@ describe('sessions', () => {
     await time('warm-up@example.test');
     const known: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 9; i++) {
       const a = await time('timing@example.test');
       const b = await time(`nobody${i}@example.test`);
       expect(a.status).toBe(401);
@@ -120,10 +120,16 @@ describe('sessions', () => {
       known.push(a.ms);
       unknown.push(b.ms);
     }
-    const median = (list: number[]) => [...list].sort((x, y) => x - y)[2]!;
-    // Both spend one argon2id verification; an unknown address must not answer in a fraction of the time.
-    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
-    expect(median(known)).toBeGreaterThan(median(unknown) * 0.5);
+    // Both spend one argon2id verification (tens of ms); an unknown address must not answer in a fraction of
+    // the time. The fastest of 9 is each path's own cost: load only ever adds to it (medians of 5 were 2x
+    // apart at load 15).
+    const [fastestKnown, fastestUnknown] = [Math.min(...known), Math.min(...unknown)];
+    expect(fastestUnknown, `${fastestUnknown.toFixed(1)} ms unknown, ${fastestKnown.toFixed(1)} ms known`).toBeGreaterThan(
+      fastestKnown * 0.5,
+    );
+    expect(fastestKnown, `${fastestKnown.toFixed(1)} ms known, ${fastestUnknown.toFixed(1)} ms unknown`).toBeGreaterThan(
+      fastestUnknown * 0.5,
+    );
   });
 
   it('refuses an unsafe /me request with the cookie from another origin (CSRF), but not a safe one', async () => {
