@@ -19,8 +19,8 @@
 #   CLUSTER_DATA_DIR      the replicas' data dir (default $CLUSTER_DIR/data)
 #   CLUSTER_DATABASE_URL  passed to every replica as --database (see "The database" below)
 #   CLUSTER_SERVE_ARGS    more `serve` flags for every replica, e.g. "--no-demo-data --allow-private-urls"
-#   CLUSTER_SERVE_FROM    build (out/api/serve.js, as `npm run serve`) or sources (src-api through tsx);
-#                         default build when out/api/serve.js exists, else sources
+#   CLUSTER_SERVE_FROM    build (default: out/api/serve.js, built first when missing or older than the
+#                         sources, as `npm run serve` does) or sources (src-api through tsx, as the tests run it)
 #   CLUSTER_START_TIMEOUT seconds to wait for each part to answer (default 120)
 #   AGENTDIR_*            the usual environment of `serve` reaches every replica as it is
 set -euo pipefail
@@ -50,10 +50,7 @@ if [ -z "${CLUSTER_REDIS_URL:-}" ]; then
   command -v redis-server >/dev/null || fail "redis-server is not installed (apt-get install -y --no-install-recommends redis-server), or give CLUSTER_REDIS_URL"
 fi
 
-SERVE_FROM="${CLUSTER_SERVE_FROM:-}"
-if [ -z "$SERVE_FROM" ]; then
-  if [ -f "$ROOT/out/api/serve.js" ]; then SERVE_FROM=build; else SERVE_FROM=sources; fi
-fi
+SERVE_FROM="${CLUSTER_SERVE_FROM:-build}"
 case "$SERVE_FROM" in
   build) SERVE_CMD=(node out/api/serve.js) ;;
   sources) SERVE_CMD=(node --import tsx src-api/serve.ts) ;;
@@ -145,6 +142,10 @@ if [ -n "${CLUSTER_DATABASE_URL:-}" ]; then DATABASE_ARGS=(--database "$CLUSTER_
 # client sent itself. The replicas listen on 127.0.0.1 only, so nothing but nginx can reach them.
 SERVE_URLS=()
 cd "$ROOT"
+if [ "$SERVE_FROM" = build ]; then
+  # Once, before the replicas start: the API and the console's web build, as `npm run serve` makes them.
+  node scripts/ensure-build.mjs web api || fail "the build failed (node scripts/ensure-build.mjs web api)"
+fi
 for i in "${!SERVE_PORTS[@]}"; do
   n=$((i + 1))
   port="${SERVE_PORTS[$i]}"

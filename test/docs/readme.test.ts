@@ -67,6 +67,11 @@ describe(`${DOC}: code blocks`, () => {
     const lines = block.code.split('\n');
     const curls = lines.filter((line) => line.startsWith('curl '));
     expect(curls.length).toBeGreaterThan(0);
+    // The answer shown is that of a settled server (index and caches warmed up: "idle": true).
+    const deadline = Date.now() + 30_000;
+    while (!((await (await server.api('/health')).json()) as { idle: boolean }).idle && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     for (const [i, line] of lines.entries()) {
       if (!line.startsWith('curl ')) continue;
       const command = line.split('http://127.0.0.1:8787').join(server.origin);
