@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,13 @@ import { makeTempDir } from '../helpers/test-server';
  */
 let postgres: TestPostgres;
 let pg: PgDb;
+const dirs: string[] = [];
+/** A new SQLite file in a temp dir removed after the tests. */
+function sqliteFile(): string {
+  const dir = makeTempDir('agentdir-pg-store-');
+  dirs.push(dir);
+  return path.join(dir, 'agent-directory.sqlite');
+}
 beforeAll(async () => {
   postgres = await startPostgres();
   postgres.query('CREATE DATABASE store');
@@ -24,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pg?.$client.end();
   postgres?.stop();
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const agent: AgentRow = {
@@ -62,7 +71,7 @@ describe('the PostgreSQL store through drizzle', () => {
     const [fromPg] = await pg.select().from(pgSchema.agents).where(eq(pgSchema.agents.id, agent.id));
     expect(fromPg).toEqual(agent);
 
-    const sqlite = openDatabase(path.join(makeTempDir('agentdir-pg-store-'), 'agent-directory.sqlite'));
+    const sqlite = openDatabase(sqliteFile());
     try {
       sqlite.insert(sqliteSchema.agents).values(agent).run();
       const fromSqlite = sqlite.select().from(sqliteSchema.agents).where(eq(sqliteSchema.agents.id, agent.id)).get();
@@ -84,7 +93,7 @@ describe('the PostgreSQL store through drizzle', () => {
       updatedAt: 'u',
     };
     const [fromPg] = await pg.insert(pgSchema.agents).values(minimal).returning();
-    const sqlite = openDatabase(path.join(makeTempDir('agentdir-pg-store-'), 'agent-directory.sqlite'));
+    const sqlite = openDatabase(sqliteFile());
     try {
       const fromSqlite = sqlite.insert(sqliteSchema.agents).values(minimal).returning().get();
       expect(fromPg).toEqual(fromSqlite);
