@@ -68,7 +68,8 @@ function corpus(seed: number, size: number): IndexableAgent[] {
     tagline: text(r, 1 + r.int(4)),
     description: text(r, r.int(30)),
     author: r.next() < 0.2 ? 'Kestrel Security' : `author${r.int(20)}`,
-    capabilities: r.next() < 0.5 ? [r.pick(['python', 'sql', 'ocr'])] : [],
+    // 'vision' on few agents: a filter few pass tests them one by one (matching-bits' sparse path).
+    capabilities: r.next() < 0.5 ? [r.pick(['python', 'sql', 'ocr'])] : r.next() < 0.1 ? ['vision', 'sql'] : [],
     categories: [],
     type: r.pick(AGENT_TYPES),
     // Few distinct trust scores, so ties on score are broken by trust and id as well.
@@ -86,7 +87,7 @@ function queries(seed: number, count: number): { q: string; limit: number; filte
     const filters: SearchFilters = {};
     if (r.next() < 0.2) filters.type = r.pick(AGENT_TYPES);
     if (r.next() < 0.2) filters.minTrust = 25 * r.int(4);
-    if (r.next() < 0.2) filters.capabilities = [r.pick(['python', 'sql', 'ocr'])];
+    if (r.next() < 0.3) filters.capabilities = r.pick([['python'], ['sql'], ['ocr'], ['vision'], ['Vision', 'sql']]);
     return { q, limit: r.pick([1, 3, 10, 20, 50]), filters };
   });
 }
@@ -198,7 +199,14 @@ describe('pruned top-k', () => {
       for (let i = 0; i < 60; i++) {
         const words = 1 + r.int(3);
         const q = Array.from({ length: words }, () => r.pick([...COMMON, 'agents', 'dataset', 'deploy', 'Agent Data'])).join(' ');
-        const filters: SearchFilters = i % 5 === 0 ? { minTrust: 25 } : i % 7 === 0 ? { type: r.pick(AGENT_TYPES) } : {};
+        const filters: SearchFilters =
+          i % 5 === 0
+            ? { minTrust: 25 }
+            : i % 7 === 0
+              ? { type: r.pick(AGENT_TYPES) }
+              : i % 3 === 0
+                ? { capabilities: ['vision'], minTrust: 25 }
+                : {};
         const limit = r.pick([1, 10, 20, 50]);
         const pruned = index.search(q, limit, filters, 'pruned');
         outcomes[pruningStats.threshold]++;

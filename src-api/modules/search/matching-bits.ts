@@ -12,11 +12,14 @@ export function matchingBits(
   words: number,
 ): { requireAll: boolean; total: number } {
   const { matching, union, word: wordBits, capability } = scratch.bitsets(words);
+  const { typeCode, minTrust } = filter;
+  // Few agents with the required capabilities: test each of them rather than AND every word of the bitsets.
+  const sparse = sparseMatching(store, plan, filter, matching, words);
+  if (sparse !== undefined && (sparse > 0 || plan.length === 1)) return { requireAll: true, total: sparse };
   if (filter.capabilityStamp !== 0) {
     capability.fill(0, 0, words);
     for (const slot of filter.candidates!) if (store.marks[slot] === filter.capabilityStamp) setBit(capability, slot);
   }
-  const { typeCode, minTrust } = filter;
   const finish = (bits: Uint32Array): number => {
     andInto(bits, store.aliveBits, words);
     if (filter.capabilityStamp !== 0) andInto(bits, capability, words);
@@ -75,6 +78,58 @@ function soleBitset(store: IndexStore, term: PlannedTerm): Uint32Array | undefin
     only = bits;
   }
   return only;
+}
+
+/** At most one agent in this many has the required capabilities: then they are tested one by one. */
+const SPARSE_SHARE = 8;
+
+/**
+ * With a capability filter that few agents pass, and every expansion of every word in a bitset: the agents with
+ * every word that pass the filters, found by testing each agent with the capabilities; their count.
+ * Undefined when the filter or the words do not allow it.
+ */
+function sparseMatching(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  filter: PreparedFilter,
+  matching: Uint32Array,
+  words: number,
+): number | undefined {
+  const { candidates, capabilityStamp, typeCode, minTrust } = filter;
+  if (candidates === null || candidates.length * SPARSE_SHARE > store.slotCount) return undefined;
+  const sets: Uint32Array[][] = [];
+  for (const term of plan) {
+    const wordSets: Uint32Array[] = [];
+    for (const { termId } of term.expansions.terms) {
+      if (store.documentFrequency[termId] === 0) continue;
+      const bits = store.termBits[termId];
+      if (bits === undefined) return undefined;
+      wordSets.push(bits);
+    }
+    sets.push(wordSets);
+  }
+  const { marks, aliveBits, typeCodes, trust } = store;
+  matching.fill(0, 0, words);
+  let count = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    const slot = candidates[i]!;
+    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
+    if (trust[slot]! < minTrust || marks[slot] !== capabilityStamp) continue;
+    const word = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
+    let all = true;
+    for (let t = 0; t < sets.length && all; t++) {
+      const wordSets = sets[t]!;
+      let any = false;
+      for (let e = 0; e < wordSets.length && !any; e++) any = (wordSets[e]![word]! & bit) !== 0;
+      all = any;
+    }
+    if (!all) continue;
+    matching[word] = matching[word]! | bit;
+    count++;
+  }
+  return count;
 }
 
 /** Clears the bits of agents of another type or below the trust floor; returns how many bits are left. */
