@@ -184,12 +184,12 @@ describe('pruned top-k', () => {
 
   it('threshold algorithm over impact-ordered prefixes: exact when it finishes, and when a prefix runs out and the block scorer takes over', () => {
     for (const [minimum, share] of [
-      [4096, 1 / 4],
+      [4096, 1 / 8],
       [24, 1 / 16],
     ] as const) {
       Object.assign(IMPACT_ORDER, { minimum, share });
       onTestFinished(() => {
-        Object.assign(IMPACT_ORDER, { minimum: 4096, share: 1 / 4 });
+        Object.assign(IMPACT_ORDER, { minimum: 4096, share: 1 / 8 });
       });
       const index = new SearchIndex();
       for (const agent of corpus(55 + minimum, 20_000)) index.apply(agent);

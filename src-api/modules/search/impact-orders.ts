@@ -6,12 +6,13 @@ import type { IndexStore } from './index-store';
  * (`threshold.ts`) walks them to find the top hits of words most agents use after reading a few hundred
  * postings per word instead of bounding every block. Rebuilt by each compaction; slots added since are tails.
  *
- * A prefix keeps a quarter of the term's postings, at least 4,096 (all of them for a term with fewer):
- * at 100,000 agents on the bench's data about 3 MB, at 1,000,000 about 50 MB.
+ * A prefix keeps an eighth of the term's postings, at least 4,096 (all of them for a term with fewer): at
+ * 100,000 agents on the bench's data about 4 MB, at 1,000,000 about 30 MB. A quarter gave the same hits
+ * as often at 100,000 agents (the work budget of `threshold.ts` ends a run first) for 60 MB at 1,000,000.
  */
 export const IMPACT_ORDER = {
   /** Share of a term's postings kept in impact order. */
-  share: 1 / 4,
+  share: 1 / 8,
   /** Postings kept at least (all of them if the term has fewer). */
   minimum: 4_096,
 };
