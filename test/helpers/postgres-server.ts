@@ -35,10 +35,21 @@ function asPostgres(program: string, args: string[]): string {
  * pg_ctl as the `postgres` user, its socket in the same dir. `stop()` stops it
  * and removes the dir.
  */
-export function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(): Promise<TestPostgres> {
   if (!fs.existsSync(path.join(BIN, 'postgres'))) {
     throw new Error(`PostgreSQL 15 is not installed (${BIN}): apt-get install postgresql`);
   }
+  // Another process may take the free port between freePort() and the server's bind: then try another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort();
+    } catch (error) {
+      if (attempt === 3 || !/could not bind|Address already in use/i.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+function startOnFreePort(): Promise<TestPostgres> {
   return freePort().then((port) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-postgres-'));
     const data = path.join(dir, 'data');
