@@ -3,6 +3,7 @@ import { databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { backgroundJobs } from '../helpers/serve-process';
 
 let server: TestServer;
 
@@ -370,12 +371,8 @@ describe('GET /agents/{id}/connections', () => {
 
 describe('settling after start-up', () => {
   it('/metrics counts the background jobs down to 0; /health then has every listed agent indexed, in the contract shape', async () => {
-    const backgroundJobs = async () => {
-      const metrics = await (await fetch(`${server.origin}/metrics`)).text();
-      return Number(/^agentdir_background_jobs (\d+)$/m.exec(metrics)?.[1]);
-    };
     // Polls (a busy machine can take a while): the warm-ups run in slices between requests.
-    await expect.poll(backgroundJobs, { timeout: 60_000, interval: 50 }).toBe(0);
+    await expect.poll(() => backgroundJobs(server.origin), { timeout: 60_000, interval: 50 }).toBe(0);
     const body = await json(await server.api('/health'));
     expect(Object.keys(body).sort()).toEqual(['agents_indexed', 'status', 'version']);
     expect(body.agents_indexed).toBe(server.services.agents.countListed());

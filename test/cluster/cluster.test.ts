@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFrom, startCluster, type AccessLogEntry, type TestCluster } from '../helpers/cluster';
+import { waitUntilSettled } from '../helpers/serve-process';
 import { bearer, trpcCall } from '../helpers/trpc';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -19,13 +20,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 beforeAll(async () => {
   cluster = await startCluster({ serveArgs: ['--allow-private-urls'] });
   // Both replicas settled (search index and profile cache warm-up done) before anything is timed.
-  for (const replica of cluster.replicas) {
-    const deadline = Date.now() + 120_000;
-    while (!((await (await fetch(`${replica.api}/health`)).json()) as { idle: boolean }).idle) {
-      if (Date.now() > deadline) throw new Error(`${replica.origin} was not idle within 120 s`);
-      await sleep(100);
-    }
-  }
+  for (const replica of cluster.replicas) await waitUntilSettled(replica.origin);
   const listed = await fetch(`${cluster.api}/agents?limit=100`);
   expect(listed.status).toBe(200);
   agentIds = ((await listed.json()) as { agents: { id: string }[] }).agents.map((agent) => agent.id);
@@ -168,7 +163,9 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
     // Both replicas answered some of them (nginx's access log names the replica of each request).
     const logged = await cluster.waitForAccessLog((entry) => entry.client === '127.0.0.2' && entry.path === '/api/v1/newsletter', 21);
     expect(logged).toHaveLength(21);
-    expect(new Set(logged.map((entry) => entry.upstream))).toEqual(new Set(cluster.replicas.map((replica) => new URL(replica.origin).host)));
+    expect(new Set(logged.map((entry) => entry.upstream))).toEqual(
+      new Set(cluster.replicas.map((replica) => new URL(replica.origin).host)),
+    );
     expect(logged.every((entry) => entry.xff.endsWith(', 127.0.0.2'))).toBe(true);
 
     // One counter, for the real client address: none for nginx's address or the forged ones.
@@ -302,14 +299,22 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
     for (const [worker, agent] of agents.entries()) {
       const own = writes.filter((write) => write.worker === worker);
       const lastAcked = own.map((write) => write.status).lastIndexOf(200);
-      const allowed = own.slice(lastAcked).filter((write, i) => i === 0 || write.status !== 200).map((write) => write.name);
+      const allowed = own
+        .slice(lastAcked)
+        .filter((write, i) => i === 0 || write.status !== 200)
+        .map((write) => write.name);
       const profile = (await (await fetch(`${survivor.api}/agents/${agent}`)).json()) as { name: string };
       expect(allowed).toContain(profile.name);
     }
     console.log(
       `cluster: SIGKILL after 120 of 400 writes: ${acknowledged.length} acknowledged, ${unanswered.length} unanswered (502), ` +
         `${reads.length} reads meanwhile all 200, ` +
-        `${cluster.accessLog().slice(loggedBefore).filter((entry) => entry.upstream.includes(',')).length} requests passed on to the survivor by nginx, ` +
+        `${
+          cluster
+            .accessLog()
+            .slice(loggedBefore)
+            .filter((entry) => entry.upstream.includes(',')).length
+        } requests passed on to the survivor by nginx, ` +
         `${events.size} events delivered, ${repeated.length} sent again after the lease ran out, ` +
         `last one ${((Math.max(...receiver.received.map((hit) => hit.receivedAtEpochMs)) - killedAt) / 1000).toFixed(1)} s after the kill`,
     );

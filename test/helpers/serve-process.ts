@@ -54,3 +54,20 @@ export function startServeProcess(args: string[], env: NodeJS.ProcessEnv = {}, t
     });
   });
 }
+
+/** Background jobs in progress on the server at `origin` (warm-ups, trust refresh), from its /metrics (read from loopback). */
+export async function backgroundJobs(origin: string): Promise<number> {
+  const metrics = await (await fetch(`${origin}/metrics`)).text();
+  const jobs = /^agentdir_background_jobs (\d+)$/m.exec(metrics)?.[1];
+  if (jobs === undefined) throw new Error(`${origin}/metrics has no agentdir_background_jobs`);
+  return Number(jobs);
+}
+
+/** Waits until the server at `origin` has settled: no background job in progress. */
+export async function waitUntilSettled(origin: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await backgroundJobs(origin)) > 0) {
+    if (Date.now() > deadline) throw new Error(`${origin} still had background jobs after ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
