@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/test-server';
+import { waitUntilSettled } from '../helpers/serve-process';
 import { exampleEnv, isExecutable, plan, readFences, REPO_ROOT, run, where, type Fence } from './markdown-examples';
 
 /**
@@ -67,11 +68,8 @@ describe(`${DOC}: code blocks`, () => {
     const lines = block.code.split('\n');
     const curls = lines.filter((line) => line.startsWith('curl '));
     expect(curls.length).toBeGreaterThan(0);
-    // The answer shown is that of a settled server (index and caches warmed up: "idle": true).
-    const deadline = Date.now() + 30_000;
-    while (!((await (await server.api('/health')).json()) as { idle: boolean }).idle && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The answer shown is that of a settled server (index and caches warmed up).
+    await waitUntilSettled(server.origin, 30_000);
     for (const [i, line] of lines.entries()) {
       if (!line.startsWith('curl ')) continue;
       const command = line.split('http://127.0.0.1:8787').join(server.origin);
