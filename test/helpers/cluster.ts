@@ -151,7 +151,8 @@ export async function startCluster(
       for (;;) {
         const entries = accessLog().filter(filter);
         if (entries.length >= count) return entries;
-        if (Date.now() > deadline) throw new Error(`nginx logged ${entries.length} of the ${count} requests expected within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`nginx logged ${entries.length} of the ${count} requests expected within ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
