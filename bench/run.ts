@@ -11,26 +11,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
-import { createConfig, databasePath } from '../src-api/config';
-import { openDatabase } from '../src-api/db/client';
-import { createServices } from '../src-api/services';
 import { evaluate } from './quality/evaluate';
 import {
   classSearches,
   createRandom,
   generateAgents,
   mixedSearches,
-  qualityQueries,
   SEARCH_CLASSES,
   writeAgentsJsonl,
   type BenchAgent,
 } from './lib/dataset';
+import { filtersOf, measureInProcess, measureQuality } from './lib/measure';
+import { BASELINE_SERVER, freePort, health, runToEnd, spawnServer, trackRss, waitFor, waitForHealth } from './lib/server-process';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -222,7 +219,7 @@ async function main(): Promise<void> {
     record('server RSS under load (peak)', `≤ ${goals.rssMb} MB`, `${peakRss.toFixed(0)} MB`, peakRss <= goals.rssMb);
 
     // 4. Quality, over HTTP: each query has one right answer.
-    const quality = await measureQuality(base, agents);
+    const quality = await measureQuality(base, agents, Boolean(options.smoke));
     record('typo queries: target in top 5', '≥ 95 %', `${quality.typo.toFixed(1)} % of ${quality.typoCount}`, quality.typo >= 95);
     record('exact queries: target in top 5', '≥ 99 %', `${quality.exact.toFixed(1)} % of ${quality.exactCount}`, quality.exact >= 99);
     record(
@@ -256,7 +253,7 @@ async function main(): Promise<void> {
     record('judged query set (bench/quality): MRR@5', '≥ 0.8', judged.mrrAt5.toFixed(3), judged.mrrAt5 >= 0.8);
 
     // 5. In-process: search latency and write throughput on the same data dir.
-    const inProcess = measureInProcess(dataDir, agents, searches);
+    const inProcess = measureInProcess(dataDir, agents, searches, Boolean(options.smoke));
     record(
       'search in-process p50 / p99',
       'p99 ≤ 5 ms',
@@ -291,25 +288,6 @@ async function main(): Promise<void> {
   }
 }
 
-function spawnServer(port: number, dataDir: string, cache: boolean): ChildProcess {
-  return spawn(
-    'node',
-    [
-      'out/api/serve.js',
-      '--port',
-      String(port),
-      '--data-dir',
-      dataDir,
-      '--no-demo-data',
-      '--rate-limit',
-      'off',
-      '--search-cache',
-      cache ? 'on' : 'off',
-    ],
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-}
-
 /** Each search class loaded on its own, against the baseline's req/s. */
 async function loadClasses(origin: string, agents: BenchAgent[], baselineRps: number, cache: 'cache off' | 'cache on'): Promise<void> {
   for (const kind of SEARCH_CLASSES) {
@@ -335,14 +313,6 @@ async function loadClasses(origin: string, agents: BenchAgent[], baselineRps: nu
   }
 }
 
-function filtersOf(search: { type?: string; min_trust?: number; capabilities?: string[] }) {
-  return {
-    ...(search.type && { type: search.type }),
-    ...(search.min_trust !== undefined && { min_trust: search.min_trust }),
-    ...(search.capabilities && { capabilities: search.capabilities }),
-  };
-}
-
 type RequestSpec = string | { method: 'POST'; path: string; body: string };
 
 /** One autocannon run with a fresh request for every call. */
@@ -366,193 +336,6 @@ async function load(origin: string, nextRequest: () => RequestSpec): Promise<{ r
   return { rps: result.requests.average, p99: result.latency.p99, errors: failures };
 }
 
-async function measureQuality(base: string, agents: BenchAgent[]) {
-  const queries = qualityQueries(agents, options.smoke ? 200 : 1000);
-  const hits = { exact: 0, typo: 0 };
-  const counts = { exact: 0, typo: 0 };
-  for (const query of queries) {
-    const body = (await (await fetch(`${base}/agents/search?${new URLSearchParams({ q: query.query, limit: '5' })}`)).json()) as {
-      agents: { id: string }[];
-    };
-    counts[query.kind]++;
-    if (body.agents.some((agent) => agent.id === query.targetId)) hits[query.kind]++;
-  }
-  let filterChecks = 0;
-  let filterViolations = 0;
-  for (const search of mixedSearches(agents, 200, 5).filter((s) => s.type || s.min_trust !== undefined || s.capabilities)) {
-    const response = await fetch(`${base}/agents/search`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: search.q, limit: 100, ...filtersOf(search) }),
-    });
-    const body = (await response.json()) as { agents: { type: string; trust_score: number; capabilities: string[] }[] };
-    for (const agent of body.agents) {
-      filterChecks++;
-      const ok =
-        (!search.type || agent.type === search.type) &&
-        (search.min_trust === undefined || agent.trust_score >= search.min_trust) &&
-        (!search.capabilities ||
-          search.capabilities.every((c) => agent.capabilities.map((x) => x.toLowerCase()).includes(c.toLowerCase())));
-      if (!ok) filterViolations++;
-    }
-  }
-  return {
-    exact: (hits.exact / counts.exact) * 100,
-    typo: (hits.typo / counts.typo) * 100,
-    exactCount: counts.exact,
-    typoCount: counts.typo,
-    filterChecks,
-    filterViolations,
-  };
-}
-
-function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>) {
-  const config = createConfig({ dataDir, demoData: false, searchCache: false });
-  const db = openDatabase(databasePath(config));
-  const services = createServices({ db, config });
-  const run = (s: (typeof searches)[number]) =>
-    services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
-  run(searches[0]!); // builds the index
-  const timings: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    for (const search of searches) {
-      const started = performance.now();
-      run(search);
-      timings.push(performance.now() - started);
-    }
-  }
-  timings.sort((a, b) => a - b);
-  const quantile = (q: number) => timings[Math.min(timings.length - 1, Math.floor(q * timings.length))]!;
-  const classP99 = SEARCH_CLASSES.map((kind): [string, number] => {
-    const times: number[] = [];
-    for (const search of classSearches(agents, kind, 500)) {
-      const started = performance.now();
-      run(search);
-      times.push(performance.now() - started);
-    }
-    times.sort((a, b) => a - b);
-    return [kind, times[Math.floor(0.99 * times.length)]!];
-  });
-
-  const random = createRandom(3);
-  const writes = options.smoke ? 500 : 5000;
-  const started = performance.now();
-  for (let i = 0; i < writes; i++) {
-    const agent = agents[random.int(agents.length)]!;
-    if (i % 2 === 0) services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
-    else services.agents.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
-  }
-  const writesPerSecond = writes / ((performance.now() - started) / 1000);
-
-  const fresh = services.agents.create(
-    {
-      name: 'Zyxquorblat Fresh Agent',
-      tagline: 'Created by the benchmark',
-      description: '',
-      author: 'Bench',
-      capabilities: [],
-      categories: [],
-      type: 'other',
-      source_url: 'https://example.com/zyxquorblat',
-    },
-    { emitEvents: false },
-  );
-  const freshWriteFound = services.search
-    .search({ query: 'zyxquorblat', limit: 5 })
-    .agents.some((agent: { id: string }) => agent.id === fresh.id);
-  db.$client.close();
-  return { searchP50: quantile(0.5), searchP99: quantile(0.99), classP99, writesPerSecond, freshWriteFound };
-}
-
-/** Samples the server's RSS every 200 ms: the peak of the whole run, and of each phase (logged, to see which load costs memory). */
-function trackRss(pid: number) {
-  let peak = 0;
-  let phasePeak = 0;
-  const sample = () => {
-    try {
-      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peak = Math.max(peak, kb / 1024);
-      phasePeak = Math.max(phasePeak, kb / 1024);
-    } catch {
-      // The process is gone; keep the peak we saw.
-    }
-  };
-  const timer = setInterval(sample, 200);
-  sample();
-  return {
-    endPhase: (name: string) => {
-      sample();
-      console.error(`    (server RSS peak during ${name}: ${phasePeak.toFixed(0)} MB)`);
-      phasePeak = 0;
-    },
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      return peak;
-    },
-  };
-}
-
-function runToEnd(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
-  });
-}
-
-interface ServerProgress {
-  /** From /health. */
-  agents_indexed: number;
-  /** No background job in progress: `agentdir_background_jobs` is 0 in /metrics (read from loopback). */
-  idle: boolean;
-}
-
-async function health(base: string): Promise<ServerProgress> {
-  const [body, metrics] = await Promise.all([
-    fetch(`${base}/health`).then((response) => response.json() as Promise<{ agents_indexed: number }>),
-    fetch(`${base.replace(/\/api\/v1$/, '')}/metrics`).then((response) => response.text()),
-  ]);
-  const jobs = /^agentdir_background_jobs (\d+)$/m.exec(metrics)?.[1];
-  if (jobs === undefined) throw new Error(`${base}: /metrics has no agentdir_background_jobs`);
-  return { agents_indexed: body.agents_indexed, idle: Number(jobs) === 0 };
-}
-
-/** Polls /health and /metrics until `done` holds (at most 10 minutes). */
-async function waitFor(base: string, done: (progress: ServerProgress) => boolean): Promise<void> {
-  const started = performance.now();
-  while (!done(await health(base))) {
-    if (performance.now() - started > 600_000) throw new Error(`${base}/health: not settled after 10 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url);
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
 const fmt = (n: number) => Math.round(n).toLocaleString('en');
 
 function printTable(): void {
@@ -567,16 +350,6 @@ function printTable(): void {
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const line of lines) console.log(format(line));
 }
-
-/** The baseline: raw node:http answering a fixed 1 KB JSON body. */
-const BASELINE_SERVER = `
-const http = require('node:http');
-const body = JSON.stringify({ id: 'baseline', name: 'Baseline', description: 'x'.repeat(940) });
-http.createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}).listen(Number(process.argv[1]), '127.0.0.1');
-`;
 
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.stack : error);

@@ -1,0 +1,115 @@
+/**
+ * What a bench run measures besides load: the answers' quality over HTTP (typo and exact targets in the
+ * top 5, filters obeyed) and the engine in this process (search latency per class, writes, freshness).
+ */
+import { performance } from 'node:perf_hooks';
+import { createConfig, databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
+import { classSearches, createRandom, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './dataset';
+
+export function filtersOf(search: { type?: string; min_trust?: number; capabilities?: string[] }) {
+  return {
+    ...(search.type && { type: search.type }),
+    ...(search.min_trust !== undefined && { min_trust: search.min_trust }),
+    ...(search.capabilities && { capabilities: search.capabilities }),
+  };
+}
+
+export async function measureQuality(base: string, agents: BenchAgent[], smoke: boolean) {
+  const queries = qualityQueries(agents, smoke ? 200 : 1000);
+  const hits = { exact: 0, typo: 0 };
+  const counts = { exact: 0, typo: 0 };
+  for (const query of queries) {
+    const body = (await (await fetch(`${base}/agents/search?${new URLSearchParams({ q: query.query, limit: '5' })}`)).json()) as {
+      agents: { id: string }[];
+    };
+    counts[query.kind]++;
+    if (body.agents.some((agent) => agent.id === query.targetId)) hits[query.kind]++;
+  }
+  let filterChecks = 0;
+  let filterViolations = 0;
+  for (const search of mixedSearches(agents, 200, 5).filter((s) => s.type || s.min_trust !== undefined || s.capabilities)) {
+    const response = await fetch(`${base}/agents/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: search.q, limit: 100, ...filtersOf(search) }),
+    });
+    const body = (await response.json()) as { agents: { type: string; trust_score: number; capabilities: string[] }[] };
+    for (const agent of body.agents) {
+      filterChecks++;
+      const ok =
+        (!search.type || agent.type === search.type) &&
+        (search.min_trust === undefined || agent.trust_score >= search.min_trust) &&
+        (!search.capabilities ||
+          search.capabilities.every((c) => agent.capabilities.map((x) => x.toLowerCase()).includes(c.toLowerCase())));
+      if (!ok) filterViolations++;
+    }
+  }
+  return {
+    exact: (hits.exact / counts.exact) * 100,
+    typo: (hits.typo / counts.typo) * 100,
+    exactCount: counts.exact,
+    typoCount: counts.typo,
+    filterChecks,
+    filterViolations,
+  };
+}
+
+export function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>, smoke: boolean) {
+  const config = createConfig({ dataDir, demoData: false, searchCache: false });
+  const db = openDatabase(databasePath(config));
+  const services = createServices({ db, config });
+  const run = (s: (typeof searches)[number]) =>
+    services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
+  run(searches[0]!); // builds the index
+  const timings: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    for (const search of searches) {
+      const started = performance.now();
+      run(search);
+      timings.push(performance.now() - started);
+    }
+  }
+  timings.sort((a, b) => a - b);
+  const quantile = (q: number) => timings[Math.min(timings.length - 1, Math.floor(q * timings.length))]!;
+  const classP99 = SEARCH_CLASSES.map((kind): [string, number] => {
+    const times: number[] = [];
+    for (const search of classSearches(agents, kind, 500)) {
+      const started = performance.now();
+      run(search);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    return [kind, times[Math.floor(0.99 * times.length)]!];
+  });
+
+  const random = createRandom(3);
+  const writes = smoke ? 500 : 5000;
+  const started = performance.now();
+  for (let i = 0; i < writes; i++) {
+    const agent = agents[random.int(agents.length)]!;
+    if (i % 2 === 0) services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
+    else services.agents.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
+  }
+  const writesPerSecond = writes / ((performance.now() - started) / 1000);
+
+  const fresh = services.agents.create(
+    {
+      name: 'Zyxquorblat Fresh Agent',
+      tagline: 'Created by the benchmark',
+      description: '',
+      author: 'Bench',
+      capabilities: [],
+      categories: [],
+      type: 'other',
+      source_url: 'https://example.com/zyxquorblat',
+    },
+    { emitEvents: false },
+  );
+  const freshWriteFound = services.search
+    .search({ query: 'zyxquorblat', limit: 5 })
+    .agents.some((agent: { id: string }) => agent.id === fresh.id);
+  db.$client.close();
+  return { searchP50: quantile(0.5), searchP99: quantile(0.99), classP99, writesPerSecond, freshWriteFound };
+}
