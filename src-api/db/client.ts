@@ -2,7 +2,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { ensurePrivateDir, ensurePrivateFile, fixMode, PRIVATE_FILE_MODE } from '../lib/private-files';
+import { createPrivateDirIfMissing, ensurePrivateFile, fixMode, PRIVATE_FILE_MODE } from '../lib/private-files';
 import { projectPath } from '../lib/project-root';
 import * as schema from './schema';
 
@@ -23,8 +23,10 @@ export interface OpenDatabaseOptions {
  * so that a server and a CLI command can share it, and brings it up to date.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
-  // 0700 dir, 0600 file before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
-  ensurePrivateDir(path.dirname(file));
+  // 0600 file before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode. Its
+  // folder is made 0700 only when created here: with --database sqlite:<path> it may be a shared one (a
+  // copy-data into /tmp made /tmp 0700 once). The data dir's own mode is fixed by serve (admin-token.ts).
+  createPrivateDirIfMissing(path.dirname(file));
   ensurePrivateFile(file);
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');

@@ -14,6 +14,15 @@ export function ensurePrivateDir(dir: string): void {
   fixMode(dir, PRIVATE_DIR_MODE);
 }
 
+/**
+ * Creates `dir` (and parents) 0700 if missing, and leaves an existing one as it is: for a folder the
+ * user named that may be shared (`--database sqlite:/srv/shared/agents.sqlite`, or /tmp), whose mode
+ * is not ours to change.
+ */
+export function createPrivateDirIfMissing(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
 /** Creates `file` empty if missing; it ends up 0600 either way. */
 export function ensurePrivateFile(file: string): void {
   fs.closeSync(fs.openSync(file, 'a', PRIVATE_FILE_MODE));

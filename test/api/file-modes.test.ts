@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
 import { agentInput, makeTempDir, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer | undefined;
@@ -13,6 +14,20 @@ afterEach(async () => {
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 
 describe('data dir permissions', () => {
+  it('leaves the mode of an existing folder named by --database sqlite:<path> (it may be shared, like /tmp)', () => {
+    const shared = makeTempDir();
+    fs.chmodSync(shared, 0o1777);
+    const file = path.join(shared, 'copy.sqlite');
+    const db = openDatabase(file);
+    db.$client.close();
+    expect(fs.statSync(shared).mode & 0o7777).toBe(0o1777);
+    expect(modeOf(file)).toBe(0o600);
+    // A folder that does not exist yet is created private.
+    const fresh = path.join(shared, 'new-folder');
+    openDatabase(path.join(fresh, 'agents.sqlite')).$client.close();
+    expect(modeOf(fresh)).toBe(0o700);
+  });
+
   it('creates the data dir 0700 and the database, its WAL and SHM 0600', async () => {
     const dataDir = path.join(makeTempDir(), 'fresh-data');
     server = await startTestServer({ dataDir, adminToken: undefined });
