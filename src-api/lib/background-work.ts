@@ -7,10 +7,8 @@
 export interface BackgroundWork {
   /** Marks a job as started; call the returned function when it ends (later calls do nothing). */
   begin(): () => void;
-  /** Jobs in progress now. */
+  /** Jobs in progress now; 0 when the server has settled. */
   readonly running: number;
-  /** True when no job is in progress. */
-  readonly idle: boolean;
 }
 
 export function createBackgroundWork(): BackgroundWork {
@@ -27,9 +25,6 @@ export function createBackgroundWork(): BackgroundWork {
     },
     get running() {
       return running;
-    },
-    get idle() {
-      return running === 0;
     },
   };
 }
