@@ -1,0 +1,94 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { is, SQL } from 'drizzle-orm';
+import { PgTable } from 'drizzle-orm/pg-core';
+import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
+import * as schemaPg from './schema-pg';
+import type { Db } from './client';
+import type { Store, Tables } from './store';
+import { sqliteTables } from './store-sqlite';
+
+/**
+ * The Store on PostgreSQL: drizzle's node-postgres driver over a pool. Outside
+ * a transaction each statement takes any pooled connection (autocommit); a
+ * transaction holds one connection from BEGIN to COMMIT (drizzle's
+ * db.transaction), and the store calls inside it find that connection in an
+ * AsyncLocalStorage scope. Concurrent transactions run side by side, isolated
+ * by PostgreSQL (READ COMMITTED unless asked otherwise): read-then-write needs
+ * forUpdate(), a unique key, or an atomic UPDATE (see README.md).
+ */
+type PgTransaction = Parameters<Parameters<PgDb['transaction']>[0]>[0];
+
+interface Scope {
+  tx: PgTransaction;
+  done: boolean;
+}
+
+/** The PostgreSQL tables under the export names of their SQLite twins (schema-twins.test.ts keeps the two in step). */
+export function pgTablesByName(): Tables {
+  const twins = schemaPg as Record<string, unknown>;
+  const entries = Object.keys(sqliteTables()).map((name) => {
+    const table = twins[name];
+    if (!is(table, PgTable)) throw new Error(`schema-pg.ts has no table exported as ${name}`);
+    return [name, table] as const;
+  });
+  return Object.fromEntries(entries) as unknown as Tables;
+}
+
+/** Opens (migrating first) a PostgreSQL database as a Store; close() ends its pool. */
+export async function openPgStore(url: string, options: OpenPostgresOptions = {}): Promise<Store> {
+  return pgStore(await openPostgres(url, options));
+}
+
+export function pgStore(pg: PgDb): Store {
+  const scopes = new AsyncLocalStorage<Scope>();
+  const tables = pgTablesByName();
+
+  const current = (): Scope | undefined => {
+    const scope = scopes.getStore();
+    return scope && !scope.done ? scope : undefined;
+  };
+  const handle = (): PgDb | PgTransaction => current()?.tx ?? pg;
+  // The builders are typed as SQLite's (store.ts); at run time they are node-postgres ones, thenable.
+  const run = <T>(query: unknown) => query as PromiseLike<T>;
+
+  return {
+    dialect: 'postgres',
+    get db() {
+      return handle() as unknown as Db;
+    },
+    t: tables,
+    rows: async (query) => run(query),
+    first: async (query) => (await run<unknown[]>(query))[0] as never,
+    async run(query) {
+      const result = is(query, SQL) ? await handle().execute(query) : await run<unknown>(query);
+      return Array.isArray(result) ? result.length : ((result as { rowCount: number | null }).rowCount ?? 0);
+    },
+    all: async <Row>(query: SQL) => (await handle().execute(query)).rows as Row[],
+    forUpdate: (query, options = {}) =>
+      (query as unknown as { for(strength: 'update', config?: { skipLocked: true }): unknown }).for(
+        'update',
+        options.skipLocked ? { skipLocked: true } : undefined,
+      ) as typeof query,
+
+    async transaction(work, options = {}) {
+      const outer = current();
+      const body = async (tx: PgTransaction) => {
+        const scope: Scope = { tx, done: false };
+        try {
+          return await scopes.run(scope, work);
+        } finally {
+          scope.done = true;
+        }
+      };
+      // Inside a transaction drizzle makes the nested one a savepoint (and ignores the isolation level).
+      if (outer) return outer.tx.transaction(body);
+      return pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
+    },
+
+    get inTransaction() {
+      return current() !== undefined;
+    },
+
+    close: () => pg.$client.end(),
+  };
+}

@@ -1,0 +1,119 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { is, SQL } from 'drizzle-orm';
+import { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { createMutex } from '../lib/mutex';
+import type { Db } from './client';
+import * as schema from './schema';
+import type { Store, Tables } from './store';
+
+/**
+ * The Store on SQLite: drizzle over the one better-sqlite3 connection, whose
+ * statements run synchronously. A transaction is BEGIN IMMEDIATE … COMMIT on
+ * that connection, and since its callback awaits, other callers' code runs
+ * between its statements; on one connection their statements would land
+ * inside it (and be rolled back with it, or read what it has not committed).
+ * So a transaction holds a lock from BEGIN to COMMIT, and a statement outside
+ * it waits while the lock is held; a statement inside finds its transaction in
+ * an AsyncLocalStorage scope. With no transaction open a statement runs at
+ * once, as before the seam.
+ */
+
+/** One transaction in progress; `done` once it has ended (a task it started may outlive it). */
+interface Scope {
+  done: boolean;
+  savepoints: number;
+}
+
+export function sqliteTables(): Tables {
+  const entries = Object.entries(schema).filter(([, value]) => is(value, SQLiteTable));
+  return Object.fromEntries(entries) as unknown as Tables;
+}
+
+/** One store per connection: two would each have their own lock, and one connection needs one. */
+const stores = new WeakMap<Db, Store>();
+
+/** The Store over an open SQLite database (openDatabase); the connection stays its owner's to close. */
+export function sqliteStore(db: Db): Store {
+  let store = stores.get(db);
+  if (!store) stores.set(db, (store = createSqliteStore(db)));
+  return store;
+}
+
+function createSqliteStore(db: Db): Store {
+  const client = db.$client;
+  const lock = createMutex();
+  const scopes = new AsyncLocalStorage<Scope>();
+  const begin = client.prepare('BEGIN IMMEDIATE');
+  const commit = client.prepare('COMMIT');
+  const rollback = client.prepare('ROLLBACK');
+  const tables = sqliteTables();
+
+  const current = (): Scope | undefined => {
+    const scope = scopes.getStore();
+    return scope && !scope.done ? scope : undefined;
+  };
+
+  /** Runs a statement now, unless another caller's transaction is open: then once it has ended. */
+  const gated = async <T>(statement: () => T): Promise<T> => {
+    if (!lock.locked || current()) return statement();
+    const release = await lock.acquire();
+    try {
+      return statement();
+    } finally {
+      release();
+    }
+  };
+
+  /** A transaction inside a transaction: a savepoint, as better-sqlite3's nested transactions are. */
+  const savepoint = async <T>(scope: Scope, work: () => Promise<T>): Promise<T> => {
+    const name = `store_${++scope.savepoints}`;
+    client.exec(`SAVEPOINT ${name}`);
+    try {
+      const result = await work();
+      client.exec(`RELEASE ${name}`);
+      return result;
+    } catch (error) {
+      if (client.inTransaction) client.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+      throw error;
+    }
+  };
+
+  return {
+    dialect: 'sqlite',
+    db,
+    t: tables,
+    rows: (query) => gated(() => query.all()),
+    first: (query) => gated(() => query.get()),
+    run: (query) => gated(() => (is(query, SQL) ? db.run(query) : (query.run() as { changes: number })).changes),
+    all: <Row>(query: SQL) => gated(() => db.all<Row>(query)),
+    forUpdate: (query) => query,
+
+    async transaction(work) {
+      const outer = current();
+      if (outer) return savepoint(outer, work);
+      const release = await lock.acquire();
+      const scope: Scope = { done: false, savepoints: 0 };
+      try {
+        begin.run();
+        try {
+          const result = await scopes.run(scope, work);
+          scope.done = true;
+          commit.run();
+          return result;
+        } catch (error) {
+          scope.done = true;
+          if (client.inTransaction) rollback.run();
+          throw error;
+        }
+      } finally {
+        release();
+      }
+    },
+
+    get inTransaction() {
+      return current() !== undefined;
+    },
+
+    close: async () => {},
+  };
+}

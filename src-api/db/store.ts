@@ -1,0 +1,81 @@
+import type { SQL } from 'drizzle-orm';
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { Db } from './client';
+import type * as schema from './schema';
+
+/**
+ * The one data-access seam (contract section 8, issue 16): services written
+ * against a Store run on SQLite (store-sqlite.ts) or PostgreSQL (store-pg.ts).
+ * The rules for using it and the porting order are in README.md beside this file.
+ *
+ * A query is written once, with drizzle's SQLite builder types and the current
+ * dialect's tables, and run through the store:
+ *
+ *   const { agents } = store.t;
+ *   const row = await store.first(store.db.select().from(agents).where(eq(agents.id, id)));
+ *
+ * Where the dialects differ (json_each, FOR UPDATE, upserts on expressions),
+ * the query is written twice, chosen by `store.dialect`, with a comment saying why.
+ */
+export type Dialect = 'sqlite' | 'postgres';
+
+type Schema = typeof schema;
+/** Every table, by its export name in schema.ts (the PostgreSQL twins have the same names). */
+export type Tables = { [K in keyof Schema as Schema[K] extends SQLiteTable ? K : never]: Schema[K] };
+
+export interface TransactionOptions {
+  /**
+   * PostgreSQL only: the isolation level (default READ COMMITTED). SQLite
+   * transactions are always serializable: one writer at a time.
+   */
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+}
+
+export interface Store {
+  readonly dialect: Dialect;
+  /**
+   * The query builder: typed as SQLite's, built on the current dialect's
+   * driver, and inside `transaction()` bound to that transaction. Read it at
+   * the query site (`store.db.select()…`), never keep it in a variable: a kept
+   * one would run outside the caller's transaction on PostgreSQL.
+   * Run what it builds through rows/first/run, not with `.all()/.get()/.run()`
+   * (SQLite-only) nor a bare `await` (which skips the SQLite lock).
+   */
+  readonly db: Db;
+  /** The tables of the current dialect, typed as the SQLite ones. */
+  readonly t: Tables;
+
+  /** Every row of a select (or of an insert/update/delete with `.returning()`). */
+  rows<Row>(query: { all(): Row[] }): Promise<Row[]>;
+  /** The first row, or undefined. Add `.limit(1)` when more could match: PostgreSQL reads them all. */
+  first<Row>(query: { get(): Row | undefined }): Promise<Row | undefined>;
+  /** Runs an insert, update, delete or raw statement; resolves to the number of rows it changed. */
+  run(query: { run(): unknown } | SQL): Promise<number>;
+  /**
+   * The rows of raw SQL, as the driver gives them: on PostgreSQL count(*) and
+   * sum() come back as strings (bigint, numeric), booleans as booleans, so
+   * convert with Number() or select through the builder, whose count() and
+   * `.mapWith(Number)` map both.
+   */
+  all<Row>(query: SQL): Promise<Row[]>;
+  /**
+   * Locks the rows a select reads until the transaction ends (PostgreSQL's
+   * FOR UPDATE, with SKIP LOCKED for leases). On SQLite the query is unchanged:
+   * the transaction already holds the only write lock.
+   */
+  forUpdate<Query>(query: Query, options?: { skipLocked?: boolean }): Query;
+
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it
+   * throws. Every store call inside it (however deep, without passing anything)
+   * joins it; a transaction inside a transaction is a savepoint. Another caller's
+   * transaction waits for this one on SQLite, and so do its statements outside
+   * any transaction. No network I/O inside: it holds SQLite's only write lock
+   * (and a PostgreSQL connection) for as long as it runs.
+   */
+  transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** True inside a transaction() callback (for helpers that must run in the caller's transaction). */
+  readonly inTransaction: boolean;
+  /** Closes what the store opened (the PostgreSQL pool); a SQLite store leaves its connection to its owner. */
+  close(): Promise<void>;
+}

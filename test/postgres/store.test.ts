@@ -1,0 +1,194 @@
+import { count, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src-api/db/store';
+import { sqliteTables } from '../../src-api/db/store-sqlite';
+import { agentRow, bothStores } from '../helpers/both-stores';
+
+/**
+ * The data-access seam (src-api/db/store.ts): the same cases on a real SQLite
+ * file and a real PostgreSQL 15. Queries are written once; transactions commit,
+ * roll back, nest as savepoints, and never let another caller's statement in.
+ */
+const stores = bothStores();
+afterAll(() => stores.cleanup());
+
+/** A promise with its resolve, to hold a transaction open at a chosen point. */
+function gate(): { wait: Promise<void>; open(): void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await open();
+  }, 180_000);
+
+  const agentById = (id: string) => store.first(store.db.select().from(store.t.agents).where(eq(store.t.agents.id, id)));
+  const versionOf = async (id: string) =>
+    (await store.first(store.db.select({ version: store.t.agents.version }).from(store.t.agents).where(eq(store.t.agents.id, id))))
+      ?.version;
+  const insertAgent = (id: string, version = 1) =>
+    store.run(store.db.insert(store.t.agents).values(agentRow({ id, version, sourceUrlKey: `example.org/${id}` })));
+  const setVersion = (id: string, version: number) =>
+    store.run(store.db.update(store.t.agents).set({ version }).where(eq(store.t.agents.id, id)));
+
+  it('has every table under its schema.ts name', () => {
+    expect(store.dialect).toBe(dialect);
+    expect(Object.keys(store.t)).toEqual(Object.keys(sqliteTables()));
+  });
+
+  it('reads a row back with the same JS values: booleans, integers, reals, JSON, null', async () => {
+    const row = agentRow({ id: 'agt_types', verified: true, listed: false, statusMessage: null });
+    expect(await store.run(store.db.insert(store.t.agents).values(row))).toBe(1);
+    expect(await agentById('agt_types')).toEqual(row);
+    const { agents } = store.t;
+    const [counted] = await store.rows(
+      store.db
+        .select({ n: count(), verified: sql<number>`sum(CASE WHEN ${agents.verified} THEN 1 ELSE 0 END)`.mapWith(Number) })
+        .from(agents)
+        .where(eq(agents.id, 'agt_types')),
+    );
+    expect(counted).toEqual({ n: 1, verified: 1 });
+    expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt_none')))).toBeUndefined();
+    const raw = await store.all<{ id: string }>(sql`SELECT ${agents.id} AS id FROM ${agents} WHERE ${eq(agents.listed, false)}`);
+    expect(raw).toEqual([{ id: 'agt_types' }]);
+  });
+
+  it('commits a transaction, which its callees join without being passed it', async () => {
+    expect(store.inTransaction).toBe(false);
+    const result = await store.transaction(async () => {
+      await insertAgent('agt_commit');
+      const deeper = async () => (store.inTransaction ? setVersion('agt_commit', 5) : 0);
+      return deeper();
+    });
+    expect(result).toBe(1);
+    expect(store.inTransaction).toBe(false);
+    expect(await versionOf('agt_commit')).toBe(5);
+  });
+
+  it('rolls back every write of a transaction that throws, and rethrows', async () => {
+    const failed = store.transaction(async () => {
+      await insertAgent('agt_rollback');
+      throw new Error('undo');
+    });
+    await expect(failed).rejects.toThrow('undo');
+    expect(await agentById('agt_rollback')).toBeUndefined();
+  });
+
+  it('a transaction inside a transaction is a savepoint', async () => {
+    await store.transaction(async () => {
+      await insertAgent('agt_outer');
+      await expect(
+        store.transaction(async () => {
+          await insertAgent('agt_inner');
+          throw new Error('inner only');
+        }),
+      ).rejects.toThrow('inner only');
+    });
+    expect(await versionOf('agt_outer')).toBe(1);
+    expect(await agentById('agt_inner')).toBeUndefined();
+  });
+
+  it('a read outside a transaction never sees a write that is then rolled back', async () => {
+    const written = gate();
+    const hold = gate();
+    const transaction = store.transaction(async () => {
+      await insertAgent('agt_phantom');
+      written.open();
+      await hold.wait;
+      throw new Error('undo');
+    });
+    await written.wait;
+    const read = agentById('agt_phantom');
+    hold.open();
+    await expect(transaction).rejects.toThrow('undo');
+    expect(await read).toBeUndefined();
+  });
+
+  it('a write outside a transaction waits for the open one and does not land inside it', async () => {
+    await insertAgent('agt_wait');
+    const written = gate();
+    const hold = gate();
+    const transaction = store.transaction(async () => {
+      await setVersion('agt_wait', 2);
+      written.open();
+      await hold.wait;
+      return versionOf('agt_wait');
+    });
+    await written.wait;
+    let landed = false;
+    const outside = setVersion('agt_wait', 3).then((changed) => ((landed = true), changed));
+    // Give the outside write its chance to run (SQLite: the lock; PostgreSQL: the row lock).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(landed).toBe(false);
+    hold.open();
+    expect(await transaction).toBe(2);
+    expect(await outside).toBe(1);
+    expect(await versionOf('agt_wait')).toBe(3);
+  });
+
+  it('two concurrent read-then-write transactions lose no write', async () => {
+    await insertAgent('agt_counter', 0);
+    const { agents } = store.t;
+    const log: string[] = [];
+    const bump = (label: string) =>
+      store.transaction(async () => {
+        log.push(`${label} begins`);
+        const row = await store.first(
+          store.forUpdate(store.db.select({ version: agents.version }).from(agents).where(eq(agents.id, 'agt_counter'))),
+        );
+        await new Promise((resolve) => setImmediate(resolve)); // the other caller runs meanwhile
+        await setVersion('agt_counter', row!.version + 1);
+        log.push(`${label} commits`);
+      });
+    await Promise.all([bump('a'), bump('b')]);
+    expect(await versionOf('agt_counter')).toBe(2);
+    // SQLite: the second waits for the first to end, never nests into it. PostgreSQL: both begin, the row lock orders them.
+    if (dialect === 'sqlite') expect(log).toEqual(['a begins', 'a commits', 'b begins', 'b commits']);
+    else expect(log).toEqual(['a begins', 'b begins', 'a commits', 'b commits']);
+  });
+
+  it('a waiting transaction keeps its writes when the one before it rolls back', async () => {
+    const written = gate();
+    const hold = gate();
+    const first = store.transaction(async () => {
+      await insertAgent('agt_first');
+      written.open();
+      await hold.wait;
+      throw new Error('undo first');
+    });
+    await written.wait;
+    const second = store.transaction(() => insertAgent('agt_second'));
+    hold.open();
+    await expect(first).rejects.toThrow('undo first');
+    expect(await second).toBe(1);
+    expect(await agentById('agt_first')).toBeUndefined();
+    expect(await versionOf('agt_second')).toBe(1);
+  });
+
+  it('work a transaction leaves running runs outside it once it has ended', async () => {
+    let later!: Promise<boolean>;
+    await store.transaction(async () => {
+      later = new Promise((resolve) => setTimeout(resolve, 10)).then(() => store.inTransaction);
+    });
+    expect(await later).toBe(false);
+  });
+
+  it('run() counts the rows a statement changed, builder or raw SQL', async () => {
+    await insertAgent('agt_tally1');
+    await insertAgent('agt_tally2');
+    const { agents } = store.t;
+    expect(
+      await store.run(
+        store.db
+          .update(agents)
+          .set({ version: 9 })
+          .where(sql`${agents.id} LIKE 'agt_tally%'`),
+      ),
+    ).toBe(2);
+    expect(await store.run(sql`UPDATE ${agents} SET version = 10 WHERE ${agents.id} LIKE 'agt_tally%'`)).toBe(2);
+    expect(await versionOf('agt_tally2')).toBe(10);
+  });
+});
