@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allowedEdits, SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
+import { EditDistancePattern } from '../../src-api/modules/search/edit-distance';
 import { boundedEditDistance, indexTerms, parseQuery, tokenize } from '../../src-api/modules/search/text';
 import { Vocabulary } from '../../src-api/modules/search/vocabulary';
 
@@ -82,6 +83,22 @@ describe('text', () => {
       const max = next(4);
       const expected = Math.min(full(a, b), max + 1);
       expect(boundedEditDistance(a, b, max), `${a} / ${b} / ${max}`).toBe(expected);
+    }
+  });
+
+  it('the bit-parallel distance of a typo lookup equals the banded one, for words up to 40 letters and any characters', () => {
+    let state = 777;
+    const next = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return (state >>> 8) % n;
+    };
+    // Few letters (many near words), one beyond ASCII; lengths past 31 take the fallback.
+    const word = (length: number) => Array.from({ length }, () => 'abcé'[next(4)]).join('');
+    for (let i = 0; i < 5000; i++) {
+      const a = word(next(41));
+      const b = next(2) === 0 ? word(next(41)) : a.slice(0, next(a.length + 1)) + word(next(3)) + a.slice(next(a.length + 1));
+      const max = next(5);
+      expect(new EditDistancePattern(a).distance(b, max), `${a} / ${b} / ${max}`).toBe(boundedEditDistance(a, b, max));
     }
   });
 

@@ -1,4 +1,6 @@
-import { boundedEditDistance, NO_SUFFIX } from './text';
+import { popcount32 } from './bitsets';
+import { EditDistancePattern } from './edit-distance';
+import { NO_SUFFIX } from './text';
 
 /** Vocabulary terms that one query term may stand for, with how far they are from it. */
 export interface FuzzyMatch {
@@ -53,6 +55,8 @@ export class Vocabulary {
   private termHashes = new Int32Array(1024);
   private termLengths = new Uint8Array(1024);
   private termGramCounts = new Uint8Array(1024);
+  /** Per term, which letters it has (see `letterSet`): a cheap test that rules out most typo candidates. */
+  private termLetters = new Int32Array(1024);
 
   private sorted: string[] = [];
   private sortedIds: number[] = [];
@@ -96,6 +100,7 @@ export class Vocabulary {
     this.termLengths[termId] = term.length;
     const grams = distinctGrams(term);
     this.termGramCounts[termId] = Math.min(255, grams.length);
+    this.termLetters[termId] = letterSet(term);
     for (const gram of grams) {
       const key = term[0] + gram;
       const list = this.gramPostings.get(key);
@@ -161,23 +166,25 @@ export class Vocabulary {
       (passing[shared] ??= []).push(termId);
     }
     const matches: FuzzyMatch[] = [];
+    const pattern = new EditDistancePattern(term);
+    const letters = letterSet(term);
+    const self = this.idOf(term) ?? -1;
     let verifications = 0;
     for (let shared = passing.length - 1; shared > 0 && verifications < MAX_VERIFICATIONS; shared--) {
       for (const termId of passing[shared] ?? []) {
         if (verifications++ >= MAX_VERIFICATIONS) break;
-        this.verify(term, termId, shared, grams.length, allowance, matches);
+        // Counted as verified either way, so the cap falls where it always did and the matches are the same.
+        if (termId === self) continue;
+        const allowed = allowance(length, lengths[termId]!);
+        // One edit changes at most two letters of the set (a swap none): a larger difference is more than `allowed` edits.
+        if (popcount32(letters ^ this.termLetters[termId]!) > 2 * allowed) continue;
+        const distance = pattern.distance(this.terms[termId]!, allowed);
+        if (distance <= allowed) {
+          matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + this.termGramCounts[termId]!) });
+        }
       }
     }
     return matches;
-  }
-
-  /** Adds `termId` to `matches` when it is within the allowed edits of `term` (and is not `term` itself). */
-  private verify(term: string, termId: number, shared: number, termGrams: number, allowance: EditAllowance, matches: FuzzyMatch[]): void {
-    const allowed = allowance(term.length, this.termLengths[termId]!);
-    const candidate = this.terms[termId]!;
-    if (candidate === term) return;
-    const distance = boundedEditDistance(term, candidate, allowed);
-    if (distance <= allowed) matches.push({ termId, distance, similarity: (2 * shared) / (termGrams + this.termGramCounts[termId]!) });
   }
 
   /** Folds the new terms into the sorted array (a linear merge). */
@@ -257,6 +264,9 @@ export class Vocabulary {
     const gramCounts = new Uint8Array(capacity);
     gramCounts.set(this.termGramCounts);
     this.termGramCounts = gramCounts;
+    const letters = new Int32Array(capacity);
+    letters.set(this.termLetters);
+    this.termLetters = letters;
     this.gramCounts = new Uint8Array(capacity);
     const stamps = new Uint32Array(capacity);
     stamps.set(this.gramStamps);
@@ -270,6 +280,16 @@ export function distinctGrams(term: string): string[] {
   const grams = new Set<string>();
   for (let i = 0; i + 3 <= padded.length; i++) grams.add(padded.slice(i, i + 3));
   return [...grams];
+}
+
+/**
+ * The set of characters in a word as 32 bits, by character code mod 32 (a–z distinct; others may share a bit,
+ * which only makes two sets look closer, so the test stays safe).
+ */
+function letterSet(word: string): number {
+  let set = 0;
+  for (let i = 0; i < word.length; i++) set |= 1 << (word.charCodeAt(i) & 31);
+  return set;
 }
 
 /** FNV-1a over the slice and suffix, then a final avalanche so that linear probing spreads. */

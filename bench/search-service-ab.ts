@@ -1,0 +1,117 @@
+/**
+ * Per-class cost of a search in this process, through the REST routes' path (`searchJson`: index, profiles,
+ * JSON bytes), result cache off, on the bench's generated directory. With `--base DIR` (another checkout of
+ * the project, node_modules linked), the same queries also run through that checkout's SearchService over the
+ * same database, alternating rounds, so a busy machine slows both alike: compare the ratios.
+ *
+ *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base] [--rounds 6] [--classes prefix,exact]
+ *
+ * The database is generated once per size under the OS temp folder and reused. Not a test.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
+import * as ownConfig from '../src-api/config';
+import * as ownClient from '../src-api/db/client';
+import * as ownServices from '../src-api/services';
+import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+
+const argument = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const size = Number(argument('agents') ?? 100_000);
+const rounds = Number(argument('rounds') ?? 6);
+const baseDir = argument('base');
+const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
+  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
+) as SearchClass[];
+/** `--profile FILE`: a CPU profile of the timed rounds only (not the build), for `chrome://inspect` or a summary script. */
+const profileFile = argument('profile');
+
+interface Variant {
+  name: string;
+  searchJson: (params: Record<string, unknown>) => { json: Buffer };
+}
+
+/** A SearchService from the checkout at `dir` (this one when undefined), over the database in `dataDir`, with the index built. */
+async function load(name: string, dir: string | undefined, dataDir: string): Promise<Variant> {
+  // Static imports for this checkout, so that a bundled copy of this script (for line-level profiles) runs too.
+  const from = async <T>(module: string, own: T): Promise<T> => (dir ? ((await import(path.join(dir, module))) as T) : own);
+  const { createConfig, databasePath } = await from('src-api/config.ts', ownConfig);
+  const { openDatabase } = await from('src-api/db/client.ts', ownClient);
+  const { createServices } = await from('src-api/services.ts', ownServices);
+  const config = createConfig({ dataDir, demoData: false, searchCache: false });
+  const services = createServices({ db: openDatabase(databasePath(config)), config });
+  services.search.refresh();
+  // As the server at start-up: every profile serialized into the cache, so first passes measure the engine.
+  await new Promise<void>((resolve, reject) => services.agents.warmUpProfiles({ onDone: resolve, onError: reject }));
+  return { name, searchJson: (params) => services.search.searchJson(params as never) };
+}
+
+async function database(): Promise<string> {
+  const dataDir = path.join(os.tmpdir(), `agentdir-search-service-ab-${size}`);
+  if (fs.existsSync(path.join(dataDir, 'ready'))) return dataDir;
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  const { createConfig, databasePath } = ownConfig;
+  const { openDatabase } = ownClient;
+  const { createServices } = ownServices;
+  const config = createConfig({ dataDir, demoData: false });
+  const db = openDatabase(databasePath(config));
+  const services = createServices({ db, config });
+  db.$client.transaction(() => {
+    for (const { id, ...input } of generateAgents(size)) services.agents.create(input, { id, emitEvents: false });
+  })();
+  db.$client.close();
+  fs.writeFileSync(path.join(dataDir, 'ready'), '');
+  return dataDir;
+}
+
+const dataDir = await database();
+const agents = generateAgents(size);
+const variants = [await load('this', undefined, dataDir)];
+if (baseDir) variants.unshift(await load('base', path.resolve(baseDir), dataDir));
+console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+
+const session = new Session();
+if (profileFile) {
+  session.connect();
+  await session.post('Profiler.enable');
+}
+for (const kind of classes) {
+  const queries = classSearches(agents, kind, 1000).map(({ q, ...filters }) => ({ q, limit: 20, ...filters }));
+  // First pass: expansions (typos, prefixes, stems) not cached yet, as for each new query.
+  const cold = variants.map((variant) => {
+    const started = performance.now();
+    for (const query of queries) variant.searchJson(query);
+    return ((performance.now() - started) * 1000) / queries.length;
+  });
+  // Profiles show the steady state: from the end of the first class's first pass.
+  if (profileFile && kind === classes[0]) await session.post('Profiler.start');
+  // The answers must be byte for byte the same.
+  if (variants.length === 2) {
+    for (const query of queries) {
+      const [a, b] = variants.map((variant) => variant.searchJson(query).json);
+      if (!a!.equals(b!)) throw new Error(`${kind}: different answers for ${JSON.stringify(query)}`);
+    }
+  }
+  const best = variants.map(() => Infinity);
+  for (let round = 0; round < rounds; round++) {
+    variants.forEach((variant, v) => {
+      const started = performance.now();
+      for (const query of queries) variant.searchJson(query);
+      best[v] = Math.min(best[v]!, ((performance.now() - started) * 1000) / queries.length);
+    });
+  }
+  const figures = variants.map((variant, v) => `${variant.name} ${best[v]!.toFixed(1)} µs (first ${cold[v]!.toFixed(0)})`).join(', ');
+  const ratio = variants.length === 2 ? `, this/base ${(best[1]! / best[0]!).toFixed(2)}` : '';
+  console.log(`${kind.padEnd(24)} ${figures}${ratio} (best round of ${rounds})`);
+}
+if (profileFile) {
+  const { profile } = await session.post('Profiler.stop');
+  fs.writeFileSync(profileFile, JSON.stringify(profile));
+}
+console.log(`load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
