@@ -7,7 +7,7 @@ import type { IdGenerator } from '../../lib/ids';
 import { idParamSchema } from '../../lib/schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { AgentWrite, AgentWrites } from './agent-writes';
-import { agentInputSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
+import { agentPatchSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
 
 /** What an import works with; every row is written through the agents' one write path. */
@@ -109,19 +109,9 @@ const isoUtcSchema = z
   .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date-time')
   .transform((value) => new Date(value).toISOString());
 
-const fields = agentInputSchema.shape;
-
 /** Every field optional and without defaults: which fields a record has matters for updates. */
-const importRecordSchema = z.strictObject({
+const importRecordSchema = agentPatchSchema.extend({
   id: idParamSchema.optional(),
-  name: fields.name.optional(),
-  tagline: fields.tagline.optional(),
-  description: fields.description.unwrap().optional(),
-  author: fields.author.unwrap().optional(),
-  capabilities: fields.capabilities.unwrap().optional(),
-  categories: fields.categories.unwrap().optional(),
-  type: fields.type.unwrap().optional(),
-  source_url: fields.source_url.optional(),
   verified: z.boolean().optional(),
   listed: z.boolean().optional(),
   status: agentStatusSchema.optional(),

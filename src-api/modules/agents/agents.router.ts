@@ -2,25 +2,8 @@ import { z } from 'zod';
 import { idParamSchema } from '../../lib/schemas';
 import { adminProcedure, router } from '../../trpc/init';
 import { searchBodySchema } from '../search/search.schemas';
-import { agentInputSchema, agentStatusSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
+import { agentPatchSchema, agentStatusSchema, consoleListAgentsQuerySchema, listAgentsQuerySchema } from './agents.schemas';
 import { toAdminAgent } from './agent-profile';
-
-const fields = agentInputSchema.shape;
-
-/**
- * A moderator's edit: only the fields given change. Built from the input
- * schema without its defaults, so that a missing field never resets a stored one.
- */
-export const agentUpdateSchema = z.strictObject({
-  name: fields.name.optional(),
-  tagline: fields.tagline.optional(),
-  description: fields.description.unwrap().optional(),
-  author: fields.author.unwrap().optional(),
-  capabilities: fields.capabilities.unwrap().optional(),
-  categories: fields.categories.unwrap().optional(),
-  type: fields.type.unwrap().optional(),
-  source_url: fields.source_url.optional(),
-});
 
 const agentRef = z.strictObject({ id: idParamSchema });
 /** The version the moderator last saw; a newer one means someone else changed the agent meanwhile (409 stale_version). */
@@ -46,7 +29,7 @@ export const agentsRouter = router({
   get: adminProcedure.input(agentRef).query(({ ctx, input }) => toAdminAgent(ctx.services.agents.getRow(input.id))),
 
   update: adminProcedure
-    .input(z.strictObject({ id: idParamSchema, patch: agentUpdateSchema, expectedVersion }))
+    .input(z.strictObject({ id: idParamSchema, patch: agentPatchSchema, expectedVersion }))
     .mutation(({ ctx, input }) =>
       toAdminAgent(ctx.services.agents.update(input.id, input.patch, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
     ),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idParamSchema } from '../../lib/schemas';
 import { adminProcedure, router } from '../../trpc/init';
-import { agentUpdateSchema } from '../agents/agents.router';
+import { agentPatchSchema } from '../agents/agents.schemas';
 import { listReportsQuerySchema } from './reports.schemas';
 
 const reason = z.string().trim().min(1).max(1000);
@@ -26,7 +26,7 @@ export const reportsRouter = router({
       z.discriminatedUnion('resolution', [
         z.strictObject({ id: idParamSchema, resolution: z.literal('dismiss'), reason, expectedVersion }),
         z.strictObject({ id: idParamSchema, resolution: z.literal('unlist'), reason, expectedVersion }),
-        z.strictObject({ id: idParamSchema, resolution: z.literal('edit'), reason, patch: agentUpdateSchema, expectedVersion }),
+        z.strictObject({ id: idParamSchema, resolution: z.literal('edit'), reason, patch: agentPatchSchema, expectedVersion }),
       ]),
     )
     .mutation(({ ctx, input }) => {
