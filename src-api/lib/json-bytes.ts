@@ -3,9 +3,16 @@
  * JSON bytes (profiles from the profile cache), without turning those bytes
  * into strings and back: a search answer is ~17 KB of profiles, and as
  * strings that was several copies of garbage per request.
+ *
+ * The pieces are only noted until `toBuffer`, which sizes the document and
+ * writes every piece once into one Buffer: no Buffer per text piece, no view
+ * per profile, no concatenation (a search answer is written ~10,000 times a second).
  */
 export class JsonBytes {
-  private readonly parts: Buffer[] = [];
+  /** Text pieces and byte pieces in order; a byte piece is used up to its length in `lengths`. */
+  private readonly parts: (string | Buffer)[] = [];
+  private readonly lengths: number[] = [];
+  private size = 0;
   private text = '';
 
   /** Appends JSON text (syntax, or values already encoded with JSON.stringify). */
@@ -16,28 +23,48 @@ export class JsonBytes {
 
   /** Appends JSON bytes as they are. */
   bytes(json: Buffer): this {
+    return this.bytesUpTo(json, json.length);
+  }
+
+  /** Appends the first `length` bytes of `json` (e.g. an object without its closing brace, to add fields). */
+  bytesUpTo(json: Buffer, length: number): this {
     this.flush();
     this.parts.push(json);
+    this.lengths.push(length);
+    this.size += length;
     return this;
   }
 
   /** Appends `items`, separated by commas, each written by `write`. */
   list<T>(items: readonly T[], write: (item: T, out: this) => void): this {
-    items.forEach((item, i) => {
-      if (i > 0) this.raw(',');
-      write(item, this);
-    });
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) this.text += ',';
+      write(items[i]!, this);
+    }
     return this;
   }
 
   toBuffer(): Buffer {
     this.flush();
-    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    const { parts, lengths } = this;
+    const only = parts[0];
+    if (parts.length === 1 && typeof only !== 'string' && lengths[0] === only!.length) return only!;
+    const out = Buffer.allocUnsafe(this.size);
+    let at = 0;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!;
+      if (typeof part === 'string') at += out.write(part, at, lengths[i]!, 'utf8');
+      else at += part.copy(out, at, 0, lengths[i]);
+    }
+    return out;
   }
 
   private flush(): void {
     if (this.text === '') return;
-    this.parts.push(Buffer.from(this.text, 'utf8'));
+    const length = Buffer.byteLength(this.text, 'utf8');
+    this.parts.push(this.text);
+    this.lengths.push(length);
+    this.size += length;
     this.text = '';
   }
 }

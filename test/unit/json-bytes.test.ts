@@ -19,6 +19,13 @@ describe('JsonBytes', () => {
     });
   });
 
+  it('takes part of a byte piece (an object without its closing brace) and leaves the piece as it was', () => {
+    const profile = Buffer.from('{"name":"Ünï"}');
+    const out = new JsonBytes().raw('[').bytesUpTo(profile, profile.length - 1).raw(',"score":2}]').toBuffer();
+    expect(JSON.parse(out.toString('utf8'))).toEqual([{ name: 'Ünï', score: 2 }]);
+    expect(profile.toString('utf8')).toBe('{"name":"Ünï"}');
+  });
+
   it('writes an empty list and a document of text alone', () => {
     expect(
       new JsonBytes()

@@ -127,15 +127,20 @@ export function createSearchService({ db, agents, cache = false }: SearchService
     const filters: SearchFilters = { type: params.type, minTrust: params.min_trust, capabilities: params.capabilities };
     // The index ranks the best page × limit; the page is the last `limit` of them.
     const ranked = index.search(query, page * limit, filters);
-    const hits = ranked.hits.slice((page - 1) * limit);
+    const first = (page - 1) * limit;
+    const ids: string[] = [];
+    for (let i = first; i < ranked.hits.length; i++) ids.push(ranked.hits[i]!.id);
     // The index and the profile cache follow the same change cursor, so a hit has a profile unless
     // another process unlisted the agent this very turn; then it is left out of both.
-    const profiles = agents.profilesJson(hits.map((hit) => hit.id));
-    const found = hits.flatMap((hit) => {
-      const profile = profiles.get(hit.id);
-      return profile === undefined ? [] : [{ ...hit, profile }];
-    });
-    return { query, hits: found, page, limit, total: ranked.total - (hits.length - found.length) };
+    // (Plain loops, no spread: this runs for every search, and `{ ...hit }` alone was a tenth of a cheap one.)
+    const profiles = agents.profilesJson(ids);
+    const found: SearchPage['hits'] = [];
+    for (let i = first; i < ranked.hits.length; i++) {
+      const { id, score } = ranked.hits[i]!;
+      const profile = profiles.get(id);
+      if (profile !== undefined) found.push({ id, score, profile });
+    }
+    return { query, hits: found, page, limit, total: ranked.total - (ids.length - found.length) };
   }
 
   /** Agents related to `id`, best first, with their profile JSON and what they share with it. */
@@ -218,7 +223,7 @@ export function createSearchService({ db, agents, cache = false }: SearchService
       const { query, hits, page, limit, total } = entry.page;
       entry.json ??= new JsonBytes()
         .raw(`{"query":${JSON.stringify(query)},"agents":[`)
-        .list(hits, (hit, out) => withTrailingFields(out, hit.profile, `"score":${JSON.stringify(hit.score)}`))
+        .list(hits, (hit, out) => withTrailingFields(out, hit.profile, `"score":${hit.score}`))
         .raw(`],"page":${page},"limit":${limit},"total":${total}}`)
         .toBuffer();
       return { json: entry.json, page, limit, total };
@@ -255,7 +260,7 @@ export function createSearchService({ db, agents, cache = false }: SearchService
 
 /** Writes `{…profile}` with more fields after its last one: the profile is a JSON object, so its last byte is `}`. */
 function withTrailingFields(out: JsonBytes, profile: ProfileJson, fields: string): void {
-  out.bytes(profile.subarray(0, -1)).raw(`,${fields}}`);
+  out.bytesUpTo(profile, profile.length - 1).raw(`,${fields}}`);
 }
 
 /**
