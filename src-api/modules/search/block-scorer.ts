@@ -155,6 +155,48 @@ export class BlockScorer {
     }
   }
 
+  /**
+   * Scores one matching base slot (the threshold algorithm's visits) as `scoreBlock` restricted to it would,
+   * without a block's scratch: per word the best expansion as a float32 (`Math.fround`, as the Float32Array
+   * keeps it), summed in plan order.
+   */
+  scoreSlot(slot: number, top: TopK): void {
+    const { store, termIds, scaled, wordEnds } = this;
+    const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;
+    const block = slot >>> BLOCK_BITS;
+    let sum = 0;
+    let mask = 0;
+    let e = 0;
+    for (let t = 0; t < this.termCount; t++) {
+      let best = 0;
+      for (const wordEnd = wordEnds[t]!; e < wordEnd; e++) {
+        const termId = termIds[e]!;
+        const column = impactColumns[termId];
+        let impact = 0;
+        if (column !== undefined) impact = column[slot]!;
+        else {
+          const starts = blockStarts[termId];
+          const from = starts !== undefined ? starts[block]! : baseOffsets[termId]!;
+          const end = starts !== undefined ? starts[block + 1]! : baseOffsets[termId + 1]!;
+          const p = lowerBound(baseSlots, from, end, slot);
+          if (p < end && baseSlots[p] === slot) impact = baseImpacts[p]!;
+        }
+        if (impact === 0) continue;
+        const score = Math.fround(scaled[e]! * impact);
+        if (score > best) best = score;
+      }
+      if (best > 0) {
+        sum += best;
+        mask |= 1 << t;
+      }
+    }
+    if (mask === 0 || (this.requireAll && mask !== this.fullMask)) return;
+    const relevance = Math.min(0.9999, sum / this.termCount);
+    const exactName = store.nameKeys[slot] === this.nameKey ? 1 : 0;
+    const score = popcount32(mask) + exactName + relevance;
+    top.offer(slot, store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+  }
+
   /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */
   private addTerm(bit: number, termTouchedCount: number): void {
     const { termBest: best, termTouched, accumulated, matchedMasks: masks, accumulatedTouched: touched } = this.store;

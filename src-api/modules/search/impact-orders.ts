@@ -2,9 +2,15 @@ import type { IndexStore } from './index-store';
 
 /**
  * Impact-ordered prefixes of the postings of frequent terms (those with a bitset): per term, its best
- * postings by impact, highest first (equal impacts by slot), and their impacts. The threshold scorer
- * (`threshold.ts`) walks them to find the top hits of words most agents use after reading a few hundred
- * postings per word instead of bounding every block. Rebuilt by each compaction; slots added since are tails.
+ * postings by impact, highest first, and their impacts. The threshold scorer (`threshold.ts`) walks them
+ * to find the top hits of words most agents use after reading a few hundred postings per word instead of
+ * bounding every block. Rebuilt by each compaction; slots added since are tails.
+ *
+ * Equal impacts are ordered as the ranking breaks ties: trust (highest first), then id. Words most agents
+ * use have long runs of equal impacts (tf 1, similar lengths), so the k-th best score is often the bound
+ * itself; in this order the threshold scorer can still stop inside such a run, once it has read past the
+ * k-th best agent's place in it (see `threshold.ts`). A trust changed in place since (`noteTrustChange`)
+ * keeps its old place: those agents are scored up front as exceptions.
  *
  * A prefix keeps an eighth of the term's postings, at least 4,096 (all of them for a term with fewer): at
  * 100,000 agents on the bench's data about 4 MB, at 1,000,000 about 30 MB. A quarter gave the same hits
@@ -17,38 +23,103 @@ export const IMPACT_ORDER = {
   minimum: 4_096,
 };
 
+/** Trust changes in place kept as exceptions at most; past it the tie order is stale until the next compaction. */
+export const TIE_EXCEPTIONS_MAX = 1_024;
+
 const histogram = new Int32Array(65_536);
 
 export function buildImpactOrders(store: IndexStore): void {
   store.impactOrderSlots = [];
   store.impactOrderValues = [];
+  store.trustAtCompaction.clear();
+  store.tieOrderStale = false;
   const { baseOffsets, baseSlots, baseImpacts } = store;
+  const { rankOf, slotAt } = tieRanks(store);
+  let cutoffRanks = new Int32Array(0);
   for (let termId = 0; termId < store.baseTermCount; termId++) {
     if (store.termBits[termId] === undefined) continue;
     const start = baseOffsets[termId]!;
     const end = baseOffsets[termId + 1]!;
     const frequency = end - start;
     const keep = Math.min(frequency, Math.max(IMPACT_ORDER.minimum, Math.ceil(frequency * IMPACT_ORDER.share)));
-    // A counting sort on the 16-bit impacts, highest first; postings are in slot order, so equal impacts stay in slot order.
+    // A counting sort on the 16-bit impacts, highest first, of the tie ranks; each run of equal impacts is then
+    // sorted by rank. The run the prefix ends in is sorted whole first, so the prefix keeps its best ranks.
     histogram.fill(0);
     for (let p = start; p < end; p++) histogram[baseImpacts[p]!]!++;
     let position = 0;
+    let cutoff = -1;
     for (let value = 65_535; value >= 0; value--) {
       const count = histogram[value]!;
       histogram[value] = position;
+      if (cutoff < 0 && position + count >= keep) cutoff = value;
       position += count;
     }
+    const cutoffStart = histogram[cutoff]!;
+    if (cutoffRanks.length < frequency) cutoffRanks = new Int32Array(frequency);
+    let cutoffCount = 0;
     const slots = new Int32Array(keep);
     const values = new Uint16Array(keep);
     for (let p = start; p < end; p++) {
       const value = baseImpacts[p]!;
-      const at = histogram[value]!++;
-      if (at < keep) {
-        slots[at] = baseSlots[p]!;
-        values[at] = value;
+      if (value < cutoff) continue;
+      const rank = rankOf[baseSlots[p]!]!;
+      if (value === cutoff) {
+        cutoffRanks[cutoffCount++] = rank;
+        continue;
       }
+      const at = histogram[value]!++;
+      slots[at] = rank;
+      values[at] = value;
     }
+    // Runs above the cutoff: each now ends where the next higher value's run starts.
+    for (let at = 0; at < cutoffStart;) {
+      const value = values[at]!;
+      const runEnd = histogram[value]!;
+      slots.subarray(at, runEnd).sort();
+      at = runEnd;
+    }
+    const cut = cutoffRanks.subarray(0, cutoffCount).sort();
+    slots.set(cut.subarray(0, keep - cutoffStart), cutoffStart);
+    values.fill(cutoff, cutoffStart, keep);
+    for (let i = 0; i < keep; i++) slots[i] = slotAt[slots[i]!]!;
     store.impactOrderSlots[termId] = slots;
     store.impactOrderValues[termId] = values;
   }
+}
+
+/** Each base slot's place in the ranking's tie-break order (trust, highest first, then id), and the slot at each place. */
+function tieRanks(store: IndexStore): { rankOf: Int32Array; slotAt: Int32Array } {
+  const slots = store.baseSlotCount;
+  const { trust, docIds } = store;
+  const slotAt = new Int32Array(slots);
+  for (let slot = 0; slot < slots; slot++) slotAt[slot] = slot;
+  // Slots are mostly in id order already (catch-up reads by id), which the sort's runs make cheap.
+  slotAt.sort((a, b) => {
+    const byTrust = trust[b]! - trust[a]!;
+    if (byTrust !== 0) return byTrust;
+    const idA = docIds[a]!;
+    const idB = docIds[b]!;
+    return idA < idB ? -1 : idA > idB ? 1 : 0;
+  });
+  const rankOf = new Int32Array(slots);
+  for (let rank = 0; rank < slots; rank++) rankOf[slotAt[rank]!] = rank;
+  return { rankOf, slotAt };
+}
+
+/** A trust score changed in place: a base slot keeps its place in the tie order, so it is remembered as an exception. */
+export function noteTrustChange(store: IndexStore, slot: number, trust: number): void {
+  const old = store.trust[slot]!;
+  if (old === trust) return;
+  if (slot < store.baseSlotCount && !store.tieOrderStale && !store.trustAtCompaction.has(slot)) {
+    if (store.trustAtCompaction.size >= TIE_EXCEPTIONS_MAX) {
+      store.tieOrderStale = true;
+      store.trustAtCompaction.clear();
+    } else store.trustAtCompaction.set(slot, old);
+  }
+  store.trust[slot] = trust;
+}
+
+/** The trust a base slot had at compaction: its place in the tie order. */
+export function trustInTieOrder(store: IndexStore, slot: number): number {
+  return store.trustAtCompaction.get(slot) ?? store.trust[slot]!;
 }

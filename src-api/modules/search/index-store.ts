@@ -127,6 +127,13 @@ export class IndexStore {
   /** Per term with a bitset, its best base postings by impact (slots, and their impacts): see impact-orders.ts. */
   impactOrderSlots: (Int32Array | undefined)[] = [];
   impactOrderValues: (Uint16Array | undefined)[] = [];
+  /**
+   * Equal impacts in those orders are by trust (as it was at compaction), then id: the ranking's tie-break.
+   * Base slots whose trust changed in place since, with their trust at compaction (see impact-orders.ts);
+   * `tieOrderStale` once too many changed to keep them.
+   */
+  trustAtCompaction = new Map<number, number>();
+  tieOrderStale = false;
   /** Per very frequent term, its impact at each base slot (0 = no posting). */
   impactColumns: (Uint16Array | undefined)[] = [];
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */

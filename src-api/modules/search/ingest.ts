@@ -1,3 +1,4 @@
+import { noteTrustChange } from './impact-orders';
 import {
   AUTHOR_FIELD,
   contentHashOf,
@@ -50,7 +51,7 @@ export class Ingester {
     }
     const contentHash = contentHashOf(agent);
     if (slot !== undefined && store.contentHashes[slot] === contentHash) {
-      store.trust[slot] = agent.trustScore;
+      noteTrustChange(store, slot, agent.trustScore);
       store.typeCodes[slot] = typeCodeOf(agent.type);
       store.deprecated[slot] = agent.status === 'deprecated' ? 1 : 0;
       return;

@@ -4,7 +4,8 @@ import { BlockScorer } from './block-scorer';
 import { IMPACT_SCALE, type IndexStore } from './index-store';
 import { matchingBits } from './matching-bits';
 import { scratchOf } from './pruning-scratch';
-import { thresholdTopK } from './threshold';
+import { sweepBlocks, SWEEP } from './sweep';
+import { scoreOnce, thresholdTopK } from './threshold';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
 import type { ParsedQuery } from './text';
 import { TopK } from './top-k';
@@ -27,6 +28,8 @@ import { TopK } from './top-k';
  *    are scored best bound first; once the k-th best score so far is above
  *    the next bound, no remaining block can change the result, and we stop.
  *    (Equal is not enough: an agent tying the k-th score may win on trust.)
+ *    When every word is required: exact names, then the threshold algorithm (threshold.ts), then, if it
+ *    gave up, one sweep in slot order over the blocks not ruled out by their bound (sweep.ts).
  *
  * Every score is computed by the same float operations in the same order as
  * the exhaustive scorer, and each bound by the same operations on numbers
@@ -82,8 +85,36 @@ export function prunedSearch(
   // Words most agents use, every one required: the threshold algorithm over impact-ordered postings, when it
   // finishes within them. Otherwise its k-th best score is a floor the block bounds must reach (`bar`).
   let bar = -Infinity;
-  if (THRESHOLD.enabled && requireAll && limit <= THRESHOLD.maxLimit && total * THRESHOLD.minDensity >= store.baseSlotCount) {
-    if (thresholdTopK(store, scorer, matching, parsed.nameKey, top, scratch.seenBits(words))) {
+  const tryThreshold =
+    THRESHOLD.enabled && requireAll && limit <= THRESHOLD.maxLimit && total * THRESHOLD.minDensity >= store.baseSlotCount;
+  if (SWEEP.enabled && requireAll && !(termCount === 1 && scorer.termIds.length === 1)) {
+    // Exact names first (their bonus is in no block bound), then the threshold algorithm, then one sweep over the rest.
+    const seen = scratch.seenBits(words);
+    const marked: number[] = [];
+    forEachNamed(store, parsed.nameKey, (slot) => {
+      if (slot < store.baseSlotCount) scoreOnce(slot, scorer, matching, top, seen, marked);
+    });
+    let scored = 0;
+    if (tryThreshold && thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked)) pruningStats.threshold = 'done';
+    else {
+      if (tryThreshold) pruningStats.threshold = 'gave up';
+      let nonEmpty = 0;
+      for (let block = 0; block < blocks; block++) if (matching[block] !== 0) nonEmpty++;
+      // Few blocks hold a match (filters, or words that rarely meet): scoring them is cheaper than bounding them.
+      if (nonEmpty * DIRECT_SHARE <= blocks) {
+        for (let block = 0; block < blocks; block++) if (matching[block] !== 0) scorer.scoreBlock(block, top, ~seen[block]!);
+        scored = nonEmpty;
+      } else scored = sweepBlocks(store, scorer, matching, top, seen, -Infinity);
+    }
+    for (const slot of marked) seen[slot >>> 5] = 0;
+    return { hits: publicHits(store, top), total: finish(scored) };
+  }
+  if (tryThreshold) {
+    const seen = scratch.seenBits(words);
+    const marked: number[] = [];
+    const done = thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked);
+    for (const slot of marked) seen[slot >>> 5] = 0;
+    if (done) {
       pruningStats.threshold = 'done';
       return { hits: publicHits(store, top), total };
     }
@@ -209,7 +240,6 @@ export const BOUND_ORDER_BLOCKS = 64;
 
 /** Score the blocks holding a match directly (no bounds, no heap) when at most one block in this many holds one. */
 const DIRECT_SHARE = 16;
-
 
 /**
  * Per block, the best score this query word can give any agent there (0: none of its expansions has postings there).

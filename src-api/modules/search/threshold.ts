@@ -1,6 +1,7 @@
 import { BLOCK_BITS, forEachNamed } from './accelerators';
 import { hasBit } from './bitsets';
 import type { BlockScorer } from './block-scorer';
+import { trustInTieOrder } from './impact-orders';
 import type { IndexStore } from './index-store';
 import type { TopK } from './top-k';
 
@@ -9,29 +10,49 @@ import type { TopK } from './top-k';
  * the impact-ordered prefixes of the query's terms (`impact-orders.ts`), for queries whose every word is
  * frequent and whose matches must have every word.
  *
- * Round d reads the d-th posting of each expansion's prefix; an agent seen for the first time that matches
- * (the matching bitset: every word, live, filters) is scored in full by the block scorer, restricted to its
- * slot. An agent not seen yet has, for each expansion, an impact no higher than the one just read from its
- * prefix, so its score is at most what those impacts give (per word the best expansion, as a float32, summed
- * in plan order, as the score is computed). Once the heap is full and that bound is below its worst score,
- * no unseen agent can enter the top k: the hits are exact. Agents whose name is exactly the query (1 more)
- * are scored first, so the bound leaves that bonus out.
+ * Each expansion's prefix is read from its start; an agent seen for the first time that matches (the matching
+ * bitset: every word, live, filters) is scored in full (`scoreSlot`). An agent not seen yet has, for each
+ * expansion, an impact no higher than the one last read from its prefix, so its score is at most what those
+ * impacts give (per word the best expansion, as a float32, summed in plan order, as the score is computed).
+ * Once the heap is full and that bound is below its worst score, no unseen agent can enter the top k: the hits
+ * are exact. At equal, the tie order of the prefixes may settle it (`stopsInTies`). Agents whose name is
+ * exactly the query (1 more) are scored first, so the bound leaves that bonus out.
  *
- * A prefix read to its end bounds its term by its last impact from then on. Returns false, with work left
- * undone, when every prefix has been read or the budget of agents spent and the bound is still not below
- * the bar (or the query does not qualify): the caller then runs the block-max scorer, and may use the heap's worst score as a floor for its bounds.
+ * Until the heap is full every list reads one posting a round; then the lists of the word cheapest to rule out
+ * (`readCheapestWord`). A prefix read to its end bounds its term by its last impact from then on. Returns false,
+ * with work left undone, when every prefix has been read or the budget spent and the bound is still not below
+ * the bar (or the query does not qualify): the caller then goes on with the heap, leaving out the slots in
+ * `seen` (those in `marked`, which the caller clears), or may use the heap's worst score as a floor.
  */
 /**
- * Agents read before giving up, times the lists (each agent read is looked up in every list): at 100,000
- * agents 4,096 (about 2,000 agents for two lists), at 1,000,000 about 15,600. Runs that finish do so well
- * within it on the bench's words; three common words mostly do not (long runs of equal impacts), and a larger
- * budget only added to what the block scorer costs after it (at 100,000 agents: 530 µs a query with slots/8,
- * 395 with slots/64, 401 without the threshold algorithm; two words 114 to 118 µs with any of them, 215 without).
+ * Agents read before giving up: at 100,000 agents 6,250, at 1,000,000 62,500. Measured at 100,000 agents
+ * (CPU time, busy machine), three common words: 1/64 gave up on 285 of 300 queries, 1/16 on 48, 1/8 on 22,
+ * for about the same time a query (the sweep that follows a give-up costs about what the reads would).
  */
-export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 64 };
+export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 16 };
 
-/** Agents the last run read (for tests and measurements). */
-export const thresholdStats = { visited: 0 };
+/** Agents the last run read, and whether it stopped inside a run of ties (for tests and measurements). */
+export const thresholdStats = { visited: 0, inTies: false };
+
+/** Whether a run may stop inside a run of equal impacts (`stopsInTies`); off for A/B measurements. */
+export const TIE_ORDER = { enabled: true };
+
+/** Whether a run reads on in the cheapest word's lists (`readCheapestWord`) rather than every list in step, and how far at a time. */
+export const ADAPTIVE = { enabled: true, chunk: 32 };
+
+/** For measurements: visits scored through `scoreBlock` when off. */
+export const SLOT_SCORER = { enabled: true };
+
+/** Scores `slot` into `top` if it matches and was not seen yet; marks it seen (the caller clears `marked` from `seen`). */
+export function scoreOnce(slot: number, scorer: BlockScorer, matching: Uint32Array, top: TopK, seen: Uint32Array, marked: number[]): void {
+  if (hasBit(seen, slot)) return;
+  seen[slot >>> 5] = seen[slot >>> 5]! | (1 << (slot & 31));
+  marked.push(slot);
+  if (hasBit(matching, slot)) {
+    if (SLOT_SCORER.enabled) scorer.scoreSlot(slot, top);
+    else scorer.scoreBlock(slot >>> BLOCK_BITS, top, 1 << (slot & 31));
+  }
+}
 
 export function thresholdTopK(
   store: IndexStore,
@@ -40,6 +61,7 @@ export function thresholdTopK(
   nameKey: number,
   top: TopK,
   seen: Uint32Array,
+  marked: number[],
 ): boolean {
   const { termIds, scaled, wordEnds } = scorer;
   const termCount = wordEnds.length;
@@ -58,57 +80,154 @@ export function thresholdTopK(
   }
   for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) if (wordEnds[t] === from) return false;
 
-  const marked: number[] = [];
-  const budget = Math.max(THRESHOLD_BUDGET.minimum, store.baseSlotCount * THRESHOLD_BUDGET.share);
-  const visit = (slot: number): void => {
-    if (hasBit(seen, slot)) return;
-    seen[slot >>> 5] = seen[slot >>> 5]! | (1 << (slot & 31));
-    marked.push(slot);
-    if (hasBit(matching, slot)) scorer.scoreBlock(slot >>> BLOCK_BITS, top, 1 << (slot & 31));
-  };
+  const budget = marked.length + Math.max(THRESHOLD_BUDGET.minimum, store.baseSlotCount * THRESHOLD_BUDGET.share);
+  const visit = (slot: number): void => scoreOnce(slot, scorer, matching, top, seen, marked);
   forEachNamed(store, nameKey, (slot) => {
     if (slot < store.baseSlotCount) visit(slot);
   });
+  // Agents whose trust changed since the orders were built are out of tie order: scored up front.
+  const ties = TIE_ORDER.enabled && !store.tieOrderStale;
+  thresholdStats.inTies = false;
+  if (ties) {
+    for (const slot of store.trustAtCompaction.keys()) if (slot < store.baseSlotCount) visit(slot);
+  }
 
   const bound = new Float32Array(1);
+  const wordBest = new Float64Array(termCount);
+  // Postings read from each list; a list's bound is the impact last read (its first before any).
+  const read = new Int32Array(lists);
+  const at = (e: number): number => Math.min(Math.max(0, read[e]! - 1), orderValues[e]!.length - 1);
+  const ended = (e: number): boolean => complete[e]! && read[e]! >= orderValues[e]!.length;
+  const readUpTo = (e: number, count: number): void => {
+    const slots = orderSlots[e]!;
+    const end = Math.min(slots.length, read[e]! + count);
+    for (let i = read[e]!; i < end; i++) visit(slots[i]!);
+    read[e] = end;
+  };
   let result: boolean | undefined;
-  for (let depth = 0; result === undefined; depth++) {
-    let ended = 0;
-    let truncated = 0;
-    for (let e = 0; e < lists; e++) {
-      const slots = orderSlots[e]!;
-      if (depth < slots.length) visit(slots[depth]!);
-      else if (complete[e]) ended++;
-      else truncated++;
-    }
-    if (ended === lists) {
-      result = true; // Every posting seen.
-      break;
-    }
-    if (ended + truncated === lists) {
-      result = false; // Every prefix read, and the bound is not below the bar yet.
-      break;
-    }
+  while (result === undefined) {
     // The best score an unseen agent could have: per word the best expansion (a float32, as the scorer keeps it).
+    // A complete list read to its end: no unseen agent has that term. A prefix read to its end: none has it
+    // with a higher impact than its last.
     let sum = 0;
+    let open = 0;
+    let done = 0;
     for (let t = 0, e = 0; t < termCount; t++) {
       let best = 0;
       for (const end = wordEnds[t]!; e < end; e++) {
-        const values = orderValues[e]!;
-        // A complete list read to its end: no unseen agent has that term. A prefix read to its end: none has it
-        // with a higher impact than its last.
-        if (depth >= values.length && complete[e]) continue;
-        bound[0] = scaled[e]! * values[Math.min(depth, values.length - 1)]!;
+        if (ended(e)) {
+          done++;
+          continue;
+        }
+        if (read[e]! < orderValues[e]!.length) open++;
+        bound[0] = scaled[e]! * orderValues[e]![at(e)]!;
         if (bound[0]! > best) best = bound[0]!;
       }
+      wordBest[t] = best;
       sum += best;
     }
-    if (top.full && termCount + Math.min(0.9999, sum / termCount) < top.worstScore) result = true;
+    const key = termCount + Math.min(0.9999, sum / termCount);
+    if (done === lists)
+      result = true; // Every posting seen.
+    else if (top.full && key < top.worstScore) result = true;
+    else if (top.full && ties && key === top.worstScore && stopsInTies()) result = thresholdStats.inTies = true;
+    // Every prefix read, and the bound is not below the bar yet.
+    else if (open === 0) result = false;
     // Long runs of equal impacts (a word in thousands of names) keep the bound up: past the budget, the block
     // scorer costs less.
-    else if (marked.length * lists > budget) result = false;
+    else if (marked.length > budget) result = false;
+    else if (!top.full || !ADAPTIVE.enabled || !readCheapestWord((key - top.worstScore) * termCount)) {
+      for (let e = 0; e < lists; e++) readUpTo(e, 1);
+    }
   }
-  for (const slot of marked) seen[slot >>> 5] = 0;
   thresholdStats.visited = marked.length;
   return result;
+
+  /**
+   * Reads on in the lists of the word whose bound can drop by `gap` (the bound's excess over the bar, as a sum)
+   * in the fewest postings: an agent must be high in every word to reach the top, so the cheapest word to rule
+   * out settles it (a word in a few names: its run of name-field impacts; read in step, every list would go that
+   * deep). False when no word can (then every list reads one more).
+   */
+  function readCheapestWord(gap: number): boolean {
+    if (!(gap > 0)) return false;
+    let bestWord = -1;
+    let bestCost = Infinity;
+    for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
+      const target = wordBest[t]! - gap;
+      let cost = 0;
+      for (let e = from; e < wordEnds[t]! && cost < bestCost; e++) cost += postingsAbove(e, target) - read[e]!;
+      if (cost < bestCost) {
+        bestCost = cost;
+        bestWord = t;
+      }
+    }
+    if (bestWord < 0 || bestCost === 0) return false;
+    for (let e = bestWord === 0 ? 0 : wordEnds[bestWord - 1]!; e < wordEnds[bestWord]!; e++) {
+      readUpTo(e, Math.min(ADAPTIVE.chunk, postingsAbove(e, wordBest[bestWord]! - gap) - read[e]!));
+    }
+    return true;
+  }
+
+  /** Where list e's impacts drop so that its score is below `target` (Infinity: not within a truncated prefix). */
+  function postingsAbove(e: number, target: number): number {
+    const values = orderValues[e]!;
+    let low = read[e]!;
+    let high = values.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      bound[0] = scaled[e]! * values[mid]!;
+      if (bound[0]! >= target) low = mid + 1;
+      else high = mid;
+    }
+    return low === values.length && !complete[e] ? Infinity : low;
+  }
+
+  /**
+   * The bound equals the bar (the k-th best score): may an unseen agent still tie it and win on trust or id?
+   * 1. Per word, the best an unseen agent can score for it with an impact below the one just read in every
+   *    list giving the word's bound (that impact - 1 there). If that lowers the bound below the bar for each
+   *    word, an unseen agent at the bar has, for every word, the impact just read in one such list, and comes
+   *    after that list's last read agent, since equal impacts are in tie order.
+   * 2. If for some word every such list has read the bar's agent or one ranked after it, an unseen agent at
+   *    the bar ranks after the bar's agent and cannot enter.
+   */
+  function stopsInTies(): boolean {
+    const bar = top.worstScore;
+    for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
+      let lower = 0;
+      for (let e = from; e < wordEnds[t]!; e++) {
+        if (ended(e)) continue;
+        const value = orderValues[e]![at(e)]!;
+        bound[0] = scaled[e]! * value;
+        if (bound[0]! === wordBest[t]) bound[0] = scaled[e]! * (value - 1);
+        if (bound[0]! > lower) lower = bound[0]!;
+      }
+      let sum = 0;
+      for (let u = 0; u < termCount; u++) sum += u === t ? lower : wordBest[u]!;
+      if (termCount + Math.min(0.9999, sum / termCount) >= bar) return false;
+    }
+    const worst = top.worstSlot;
+    const worstTrust = store.trust[worst]!;
+    const worstId = store.docIds[worst]!;
+    for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
+      if (wordBest[t] === 0) continue;
+      let past = true;
+      for (let e = from; e < wordEnds[t]! && past; e++) {
+        if (ended(e)) continue;
+        bound[0] = scaled[e]! * orderValues[e]![at(e)]!;
+        if (bound[0]! !== wordBest[t]) continue;
+        // Nothing read from it yet: an unseen agent may be its first.
+        if (read[e] === 0) {
+          past = false;
+          break;
+        }
+        const last = orderSlots[e]![at(e)]!;
+        const trust = trustInTieOrder(store, last);
+        past = trust < worstTrust || (trust === worstTrust && store.docIds[last]! >= worstId);
+      }
+      if (past) return true;
+    }
+    return false;
+  }
 }

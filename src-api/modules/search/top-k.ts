@@ -22,6 +22,11 @@ export class TopK {
     return this.slots.length === 0 ? -Infinity : this.scores[0]!;
   }
 
+  /** The slot at the bar: the k-th best so far (-1 when empty). */
+  get worstSlot(): number {
+    return this.slots.length === 0 ? -1 : this.slots[0]!;
+  }
+
   offer(slot: number, score: number): void {
     if (this.k <= 0) return;
     if (this.slots.length < this.k) {
