@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Db } from './db/client';
+import type { Store } from './db/store';
+import { sqliteStore } from './db/store-sqlite';
 import { createRateLimiter, createRedisRateLimiter } from './http/rate-limit';
 import { createBackgroundWork } from './lib/background-work';
 import { systemClock, type Clock } from './lib/clock';
@@ -43,10 +45,19 @@ export interface ServiceDeps {
   ids?: IdGenerator;
   /** The connected Redis of `--redis-url` (startServer connects it): limits shared by every process. */
   redis?: Redis;
+  /** The data-access seam the ported services use (db/README.md); by default the SQLite one over `db`. */
+  store?: Store;
 }
 
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
-export function createServices({ db, config, clock = systemClock, ids = createIdGenerator(), redis }: ServiceDeps) {
+export function createServices({
+  db,
+  config,
+  clock = systemClock,
+  ids = createIdGenerator(),
+  redis,
+  store = sqliteStore(db),
+}: ServiceDeps) {
   const base = { db, clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
@@ -118,7 +129,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
   const postQueue = createPostQueue({ db: base.db, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
   reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
-  const stats = createStatsService({ ...base, agents, cacheTtlMs: config.statsCacheTtlMs });
+  const stats = createStatsService({ store, clock, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
@@ -132,6 +143,7 @@ export function createServices({ db, config, clock = systemClock, ids = createId
 
   return {
     db,
+    store,
     config,
     clock,
     ids,

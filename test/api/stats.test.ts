@@ -85,7 +85,7 @@ describe('GET /stats', () => {
 });
 
 describe('StatsService.overview (console dashboard)', () => {
-  it('counts pending queues and builds a 30-day activity series', () => {
+  it('counts pending queues and builds a 30-day activity series', async () => {
     const { db, stats } = server.services;
     const now = Date.now();
     const day = 86_400_000;
@@ -126,7 +126,7 @@ describe('StatsService.overview (console dashboard)', () => {
       )
       .run();
 
-    const overview = stats.overview();
+    const overview = await stats.overview();
     expect(overview.pending_submissions).toBe(3);
     expect(overview.pending_claims).toBe(2);
     expect(overview.activity).toHaveLength(30);
@@ -152,8 +152,8 @@ describe('StatsService.overview (console dashboard)', () => {
 describe('GET /stats cache', () => {
   it('computes once while nothing changes, and sees review writes, moderation and other processes at once', async () => {
     const { agents, reviews: reviewsService, stats } = server.services;
-    const first = stats.directory();
-    expect(stats.directory()).toBe(first); // the same cached object: no recomputation
+    const first = await stats.directory();
+    expect(await stats.directory()).toBe(first); // the same cached object: no recomputation
 
     const agent = agents.create(agentInput({ name: 'Cache Probe', type: 'coding' }), { emitEvents: false });
     const afterAgent = await json(await server.api('/stats'));

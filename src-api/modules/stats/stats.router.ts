@@ -10,8 +10,8 @@ export const statsRouter = router({
    * Pending submissions and claims, webhook endpoints failing or disabled, and
    * per-day activity (submissions, visible reviews, new agents) over the last 30 UTC days.
    */
-  overview: adminProcedure.query(({ ctx }) => ({
-    ...ctx.services.stats.overview(),
+  overview: adminProcedure.query(async ({ ctx }) => ({
+    ...(await ctx.services.stats.overview()),
     webhooks: summarizeWebhookHealth(ctx.services.webhooks.list()),
   })),
 });

@@ -1,22 +1,16 @@
-import { and, count, eq, sql, type SQL } from 'drizzle-orm';
+import { and, count, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnySQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import type { Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
-import type { IdGenerator } from '../../lib/ids';
 import { AGENT_TYPES } from '../agents/agents.schemas';
-import type { AgentsService } from '../agents/agents.service';
-import { agents } from '../agents/agents.table';
-import { claims } from '../claims/claims.table';
-import { reviews } from '../reviews/reviews.table';
-import { submissions } from '../submissions/submissions.table';
 import { ACTIVITY_WINDOW_DAYS, type DirectoryStats, type ModeratorOverview } from './stats.schemas';
 
 export interface StatsServiceDeps {
-  db: Db;
+  /** The data-access seam (db/store.ts): the queries below run on SQLite and PostgreSQL alike. */
+  store: Store;
   clock: Clock;
-  ids: IdGenerator;
   /** The change cursor: every input of the public figures (agents listed, verified, typed; reviews through the ratings) moves it. */
-  agents: Pick<AgentsService, 'latestChangeSeq'>;
+  agents: { latestChangeSeq(): number | Promise<number> };
   /** Backstop: the longest a cached answer is kept even when the cursor did not move (`config.statsCacheTtlMs`). */
   cacheTtlMs: number;
 }
@@ -39,45 +33,62 @@ function utcDayWindow(now: Date, days: number): { dates: string[]; from: string;
  * while the scans (several full passes over agents and reviews) run once per change rather than per
  * request. The TTL is only a backstop for writes that bypass the services.
  */
-export function createStatsService({ db, clock, agents: agentsService, cacheTtlMs }: StatsServiceDeps) {
+export function createStatsService({ store, clock, agents: agentsService, cacheTtlMs }: StatsServiceDeps) {
+  const { agents, reviews, submissions, claims } = store.t;
   const listed = eq(agents.listed, true);
   let cached: { seq: number; at: number; stats: DirectoryStats } | undefined;
 
-  const computeDirectory = (): DirectoryStats => {
-    const totals = db
-      .select({
-        total: count(),
-        verified: sql<number>`coalesce(sum(CASE WHEN ${agents.verified} THEN 1 ELSE 0 END), 0)`,
-      })
-      .from(agents)
-      .where(listed)
-      .get() ?? { total: 0, verified: 0 };
+  /** Listed agents per category, most first: json_each is SQLite's, json_array_elements_text PostgreSQL's, so written twice. */
+  const categoryCounts = (): Promise<Array<{ category: string; n: number | string }>> =>
+    store.all(
+      store.dialect === 'sqlite'
+        ? sql`SELECT category.value AS category, count(*) AS n
+            FROM ${agents}, json_each(${agents.categories}) AS category
+            WHERE ${listed}
+            GROUP BY category.value
+            ORDER BY n DESC, category.value ASC`
+        : // COLLATE "C": the byte order SQLite sorts text in, whatever the database's locale.
+          sql`SELECT category AS category, count(*) AS n
+            FROM ${agents}, json_array_elements_text(${agents.categories}) AS category
+            WHERE ${listed}
+            GROUP BY category
+            ORDER BY n DESC, category COLLATE "C" ASC`,
+    );
+
+  const computeDirectory = async (): Promise<DirectoryStats> => {
+    const totals = (await store.first(
+      store.db
+        .select({
+          total: count(),
+          verified: sql<number>`coalesce(sum(CASE WHEN ${agents.verified} THEN 1 ELSE 0 END), 0)`.mapWith(Number),
+        })
+        .from(agents)
+        .where(listed),
+    )) ?? { total: 0, verified: 0 };
 
     const byType: Record<string, number> = Object.fromEntries(AGENT_TYPES.map((type) => [type, 0]));
-    for (const row of db.select({ type: agents.type, n: count() }).from(agents).where(listed).groupBy(agents.type).all()) {
+    for (const row of await store.rows(
+      store.db.select({ type: agents.type, n: count() }).from(agents).where(listed).groupBy(agents.type),
+    )) {
       byType[row.type] = (byType[row.type] ?? 0) + row.n;
     }
 
-    const categoryRows = db.all<{ category: string; n: number }>(sql`
-        SELECT category.value AS category, count(*) AS n
-        FROM ${agents}, json_each(${agents.categories}) AS category
-        WHERE ${agents.listed} = 1
-        GROUP BY category.value
-        ORDER BY n DESC, category.value ASC`);
+    const categoryRows = await categoryCounts();
 
-    const reviewTotals = db
-      .select({ n: count(), average: sql<number | null>`avg(${reviews.rating})` })
-      .from(reviews)
-      .innerJoin(agents, eq(agents.id, reviews.agentId))
-      .where(and(eq(reviews.hidden, false), listed))
-      .get();
+    const reviewTotals = await store.first(
+      store.db
+        .select({ n: count(), average: sql<number | null>`avg(${reviews.rating})`.mapWith(Number) })
+        .from(reviews)
+        .innerJoin(agents, eq(agents.id, reviews.agentId))
+        .where(and(eq(reviews.hidden, false), listed)),
+    );
 
     return {
       total_agents: totals.total,
       verified_agents: totals.verified,
       types: [...AGENT_TYPES],
       by_type: byType,
-      by_category: Object.fromEntries(categoryRows.map((row) => [row.category, row.n])),
+      by_category: Object.fromEntries(categoryRows.map((row) => [row.category, Number(row.n)])),
       reviews: {
         count: reviewTotals?.n ?? 0,
         average_rating:
@@ -86,35 +97,46 @@ export function createStatsService({ db, clock, agents: agentsService, cacheTtlM
     };
   };
 
+  /** Rows of `table` per UTC day of `column` (an ISO timestamp) in [from, until). */
+  const perDay = async (
+    table: SQLiteTable,
+    column: AnySQLiteColumn,
+    from: string,
+    until: string,
+    extra?: SQL,
+  ): Promise<Map<string, number>> => {
+    const day = sql<string>`substr(${column}, 1, 10)`;
+    const rows = await store.rows(
+      store.db
+        .select({ day, n: count() })
+        .from(table)
+        .where(and(gte(column, from), lt(column, until), extra))
+        .groupBy(day),
+    );
+    return new Map(rows.map((row) => [row.day, row.n]));
+  };
+
+  const pending = async (table: typeof submissions | typeof claims): Promise<number> =>
+    (await store.first(store.db.select({ n: count() }).from(table).where(eq(table.status, 'pending'))))?.n ?? 0;
+
   return {
-    directory(): DirectoryStats {
-      const seq = agentsService.latestChangeSeq();
+    async directory(): Promise<DirectoryStats> {
+      const seq = await agentsService.latestChangeSeq();
       const now = clock.now().getTime();
-      if (!cached || cached.seq !== seq || now - cached.at >= cacheTtlMs) cached = { seq, at: now, stats: computeDirectory() };
+      if (!cached || cached.seq !== seq || now - cached.at >= cacheTtlMs) cached = { seq, at: now, stats: await computeDirectory() };
       return cached.stats;
     },
 
     /** Pending queues and per-day activity (new submissions, visible reviews, new agents) for the console. */
-    overview(): ModeratorOverview {
-      const pendingSubmissions = db.select({ n: count() }).from(submissions).where(eq(submissions.status, 'pending')).get()?.n ?? 0;
-      const pendingClaims = db.select({ n: count() }).from(claims).where(eq(claims.status, 'pending')).get()?.n ?? 0;
-
+    async overview(): Promise<ModeratorOverview> {
       const { dates, from, until } = utcDayWindow(clock.now(), ACTIVITY_WINDOW_DAYS);
-      const perDay = (table: SQLiteTable, column: AnySQLiteColumn, extra: SQL = sql`1 = 1`): Map<string, number> => {
-        const rows = db.all<{ day: string; n: number }>(sql`
-          SELECT substr(${column}, 1, 10) AS day, count(*) AS n
-          FROM ${table}
-          WHERE ${column} >= ${from} AND ${column} < ${until} AND ${extra}
-          GROUP BY day`);
-        return new Map(rows.map((row) => [row.day, row.n]));
-      };
-      const submissionsPerDay = perDay(submissions, submissions.createdAt);
-      const reviewsPerDay = perDay(reviews, reviews.createdAt, sql`${reviews.hidden} = 0`);
-      const agentsPerDay = perDay(agents, agents.createdAt);
+      const submissionsPerDay = await perDay(submissions, submissions.createdAt, from, until);
+      const reviewsPerDay = await perDay(reviews, reviews.createdAt, from, until, eq(reviews.hidden, false));
+      const agentsPerDay = await perDay(agents, agents.createdAt, from, until);
 
       return {
-        pending_submissions: pendingSubmissions,
-        pending_claims: pendingClaims,
+        pending_submissions: await pending(submissions),
+        pending_claims: await pending(claims),
         activity: dates.map((date) => ({
           date,
           submissions: submissionsPerDay.get(date) ?? 0,
