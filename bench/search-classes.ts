@@ -23,6 +23,8 @@ const arg = (name: string, fallback: number) => {
 const size = arg('--agents', 100_000);
 const rounds = arg('--rounds', 5);
 const ab = process.argv.includes('--ab');
+ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
+ADAPTIVE.step = arg('--step', ADAPTIVE.step);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
 const load = () =>
   os
@@ -30,7 +32,9 @@ const load = () =>
     .map((n) => n.toFixed(1))
     .join(' ');
 
-console.log(`node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, load ${load()}`);
+console.log(
+  `node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, chunk ${ADAPTIVE.chunk}, step ${ADAPTIVE.step}, load ${load()}`,
+);
 const started = performance.now();
 const agents = generateAgents(size);
 const index = new SearchIndex();
