@@ -24,7 +24,6 @@ const size = arg('--agents', 100_000);
 const rounds = arg('--rounds', 5);
 const ab = process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
-ADAPTIVE.step = arg('--step', ADAPTIVE.step);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
 const load = () =>
   os
@@ -33,7 +32,7 @@ const load = () =>
     .join(' ');
 
 console.log(
-  `node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, chunk ${ADAPTIVE.chunk}, step ${ADAPTIVE.step}, load ${load()}`,
+  `node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, chunk ${ADAPTIVE.chunk}, load ${load()}`,
 );
 const started = performance.now();
 const agents = generateAgents(size);
