@@ -79,8 +79,22 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
 // reg-name (RFC 3986 unreserved and sub-delims, no percent-escapes), IPv4, or a bracketed IPv6 literal; then an optional port.
 const HOST_PATTERN = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
+/** Answers for Host values seen lately: a client sends the same one every time, and `new URL` costs microseconds a request. */
+const knownHosts = new Map<string, boolean>();
+/** Bounded, as the Host header is the client's to choose: past this many, the answers start afresh. */
+const KNOWN_HOSTS_MAX = 256;
+
 /** True for a Host header a URL can be built from: `example.com`, `127.0.0.1:8787`, `[::1]:80`. */
 export function isValidHost(value: string): boolean {
+  const known = knownHosts.get(value);
+  if (known !== undefined) return known;
+  const valid = parsesAsHost(value);
+  if (knownHosts.size >= KNOWN_HOSTS_MAX) knownHosts.clear();
+  knownHosts.set(value, valid);
+  return valid;
+}
+
+function parsesAsHost(value: string): boolean {
   if (!HOST_PATTERN.test(value)) return false;
   try {
     return new URL(`http://${value}/`).host.length > 0;
@@ -179,20 +193,31 @@ export function corsPolicyFor(url: string, apiPrefix: string): false | { methods
 
 /** @fastify/cors options: the policy above, per request, with the exposed headers and a lenient bare OPTIONS. */
 export function corsOptions(apiPrefix: string): FastifyCorsOptions {
-  return {
-    hook: 'onRequest',
-    delegator: (request, callback) => {
-      const policy = corsPolicyFor(request.url ?? '/', apiPrefix);
-      if (!policy) return callback(null, { origin: false });
-      callback(null, {
+  // Made once per method list, not per request (@fastify/cors copies them anyway).
+  const none = { origin: false } as const;
+  const byMethods = new Map<string, FastifyCorsOptions>();
+  const optionsFor = (methods: string[]): FastifyCorsOptions => {
+    const key = methods.join(',');
+    let options = byMethods.get(key);
+    if (options === undefined) {
+      options = {
         origin: '*',
-        methods: policy.methods,
+        methods,
         allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
         exposedHeaders: API_EXPOSED_HEADERS,
         maxAge: 600,
         // A bare OPTIONS (no Origin) is answered 204 with Allow, not a text/plain 400.
         strictPreflight: false,
-      });
+      };
+      byMethods.set(key, options);
+    }
+    return options;
+  };
+  return {
+    hook: 'onRequest',
+    delegator: (request, callback) => {
+      const policy = corsPolicyFor(request.url ?? '/', apiPrefix);
+      callback(null, policy ? optionsFor(policy.methods) : none);
     },
   };
 }
