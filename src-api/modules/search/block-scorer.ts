@@ -20,6 +20,9 @@ export class BlockScorer {
   readonly wordEnds: Int32Array;
   readonly termIds: Int32Array;
   readonly scaled: Float64Array;
+  /** Per flattened term, its impact column and block starts, if it has them (looked up once, not per slot). */
+  private readonly columns: (Uint16Array | undefined)[];
+  private readonly starts: (Int32Array | undefined)[];
   private readonly fullMask: number;
   private readonly local: BlockScratch;
 
@@ -49,6 +52,8 @@ export class BlockScorer {
     });
     this.termIds = Int32Array.from(termIds);
     this.scaled = Float64Array.from(scaled);
+    this.columns = termIds.map((termId) => store.impactColumns[termId]);
+    this.starts = termIds.map((termId) => store.blockStarts[termId]);
   }
 
   scoreTails(top: TopK): void {
@@ -161,8 +166,8 @@ export class BlockScorer {
    * keeps it), summed in plan order.
    */
   scoreSlot(slot: number, top: TopK): void {
-    const { store, termIds, scaled, wordEnds } = this;
-    const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;
+    const { store, termIds, scaled, wordEnds, columns, starts: allStarts } = this;
+    const { baseSlots, baseImpacts, baseOffsets } = store;
     const block = slot >>> BLOCK_BITS;
     let sum = 0;
     let mask = 0;
@@ -170,12 +175,12 @@ export class BlockScorer {
     for (let t = 0; t < this.termCount; t++) {
       let best = 0;
       for (const wordEnd = wordEnds[t]!; e < wordEnd; e++) {
-        const termId = termIds[e]!;
-        const column = impactColumns[termId];
+        const column = columns[e];
         let impact = 0;
         if (column !== undefined) impact = column[slot]!;
         else {
-          const starts = blockStarts[termId];
+          const termId = termIds[e]!;
+          const starts = allStarts[e];
           const from = starts !== undefined ? starts[block]! : baseOffsets[termId]!;
           const end = starts !== undefined ? starts[block + 1]! : baseOffsets[termId + 1]!;
           const p = lowerBound(baseSlots, from, end, slot);
