@@ -23,6 +23,12 @@ const PREFIX_SCAN_LIMIT = 20_000;
  * bounds the worst case when a word has thousands of look-alikes.
  */
 const MAX_VERIFICATIONS = 2_000;
+/**
+ * Trigram list entries are termId × 64 + length (63: look the length up; terms are at most MAX_TOKEN_LENGTH,
+ * 40, plus a suffix character), small integers for vocabularies of up to 2^24 terms.
+ */
+const LENGTH_BITS = 6;
+const LENGTH_SLOTS = 1 << LENGTH_BITS;
 /** Padding characters that cannot occur in a term, so grams also mark where a word starts and ends. */
 const START = '\u0002\u0002';
 const END = '\u0003\u0003';
@@ -101,11 +107,13 @@ export class Vocabulary {
     const grams = distinctGrams(term);
     this.termGramCounts[termId] = Math.min(255, grams.length);
     this.termLetters[termId] = letterSet(term);
+    // The term's length rides along in each entry: the length filter of a typo lookup then reads nothing else.
+    const entry = termId * LENGTH_SLOTS + Math.min(term.length, LENGTH_SLOTS - 1);
     for (const gram of grams) {
       const key = term[0] + gram;
       const list = this.gramPostings.get(key);
-      if (list) list.push(termId);
-      else this.gramPostings.set(key, [termId]);
+      if (list) list.push(entry);
+      else this.gramPostings.set(key, [entry]);
     }
     this.pending.push(termId);
     return termId;
@@ -144,8 +152,10 @@ export class Vocabulary {
       const list = this.gramPostings.get(term[0] + gram);
       if (!list) continue;
       for (let i = 0; i < list.length; i++) {
-        const termId = list[i]!;
-        const difference = lengths[termId]! - length;
+        const entry = list[i]!;
+        const termId = entry >>> LENGTH_BITS;
+        const packed = entry & (LENGTH_SLOTS - 1);
+        const difference = (packed === LENGTH_SLOTS - 1 ? lengths[termId]! : packed) - length;
         if (difference > maxDistance || difference < -maxDistance) continue;
         if (stamps[termId] !== stamp) {
           stamps[termId] = stamp;
