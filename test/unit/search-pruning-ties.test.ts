@@ -1,6 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
+import { compact } from '../../src-api/modules/search/compaction';
 import { TIE_EXCEPTIONS_MAX } from '../../src-api/modules/search/impact-orders';
+import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { SWEEP } from '../../src-api/modules/search/sweep';
 import { SLOT_SCORER, thresholdStats, TIE_ORDER } from '../../src-api/modules/search/threshold';
@@ -103,5 +105,20 @@ describe('pruned top-k on long runs of equal scores', () => {
     // A compaction puts them in order again.
     index.compact();
     expectSame(index, 7, 60);
+  });
+
+  it('a compaction in the middle of a bulk load leaves ties in slot order; the end of the load puts them in tie order', () => {
+    const index = new SearchIndex();
+    const agents = corpus(9, 8_000);
+    for (const agent of agents.slice(0, 6_000)) index.apply(agent);
+    const store = (index as unknown as { store: IndexStore }).store;
+    compact(store, false);
+    for (const agent of agents.slice(6_000)) index.apply(agent);
+    expect(store.tieOrderDeferred).toBe(true);
+    expectSame(index, 10, 40);
+    index.maybeCompact();
+    expect(store.tieOrderDeferred).toBe(false);
+    const outcomes = expectSame(index, 11, 80);
+    expect(outcomes['in ties'], JSON.stringify(outcomes)).toBeGreaterThan(0);
   });
 });

@@ -30,7 +30,7 @@ const COLUMN_SHARE = 1 / 4;
 const COLUMN_MIN_FREQUENCY = 256;
 
 /** Bitsets and block maxima of the base postings, for the terms frequent enough to need them. */
-export function buildAccelerators(store: IndexStore): void {
+export function buildAccelerators(store: IndexStore, tieOrder = true): void {
   const slots = store.slotCount;
   const words = (slots + 31) >>> 5;
   store.aliveBits = new Uint32Array(Math.max(words, (store.capacity + 31) >>> 5));
@@ -78,7 +78,7 @@ export function buildAccelerators(store: IndexStore): void {
       store.blockOrders[termId] = orderByMaximum(maxes);
     }
   }
-  buildImpactOrders(store);
+  buildImpactOrders(store, tieOrder);
   rebuildNameTable(store);
 }
 

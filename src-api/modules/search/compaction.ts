@@ -22,8 +22,11 @@ export function compactionDue(store: IndexStore, midBatch: boolean): boolean {
   return store.tails.length > tailLimit || store.deadCount > Math.max(MIN_DEAD_SLOTS_LIMIT, store.slotCount * DEAD_SHARE_LIMIT);
 }
 
-/** Rewrites the postings without tombstones, turns tails into base postings and renumbers slots densely. */
-export function compact(store: IndexStore): void {
+/**
+ * Rewrites the postings without tombstones, turns tails into base postings and renumbers slots densely.
+ * `tieOrder`: see buildImpactOrders.
+ */
+export function compact(store: IndexStore, tieOrder = true): void {
   const vocabularySize = store.vocabulary.size;
   const oldSlotCount = store.slotCount;
   const newSlotOf = new Int32Array(oldSlotCount);
@@ -119,5 +122,5 @@ export function compact(store: IndexStore): void {
   store.slotCount = live;
   store.deadCount = 0;
   store.vocabulary.mergePending();
-  buildAccelerators(store);
+  buildAccelerators(store, tieOrder);
 }

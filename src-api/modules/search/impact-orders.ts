@@ -28,13 +28,18 @@ export const TIE_EXCEPTIONS_MAX = 1_024;
 
 const histogram = new Int32Array(65_536);
 
-export function buildImpactOrders(store: IndexStore): void {
+/**
+ * `tieOrder` false (compactions in the middle of a bulk catch-up, about every 20,000 agents): equal impacts stay
+ * in slot order, which costs no sort, and the tie order is marked stale until `SearchIndex.maybeCompact` rebuilds
+ * the orders at the end.
+ */
+export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   store.impactOrderSlots = [];
   store.impactOrderValues = [];
   store.trustAtCompaction.clear();
-  store.tieOrderStale = false;
+  store.tieOrderStale = store.tieOrderDeferred = !tieOrder;
   const { baseOffsets, baseSlots, baseImpacts } = store;
-  const { rankOf, slotAt } = tieRanks(store);
+  const { rankOf, slotAt } = tieOrder ? tieRanks(store) : slotRanks(store);
   let cutoffRanks = new Int32Array(0);
   for (let termId = 0; termId < store.baseTermCount; termId++) {
     if (store.termBits[termId] === undefined) continue;
@@ -71,8 +76,8 @@ export function buildImpactOrders(store: IndexStore): void {
       slots[at] = rank;
       values[at] = value;
     }
-    // Runs above the cutoff: each now ends where the next higher value's run starts.
-    for (let at = 0; at < cutoffStart;) {
+    // Runs above the cutoff: each now ends where the next higher value's run starts (in slot order without tie order).
+    for (let at = 0; tieOrder && at < cutoffStart;) {
       const value = values[at]!;
       const runEnd = histogram[value]!;
       slots.subarray(at, runEnd).sort();
@@ -104,6 +109,13 @@ function tieRanks(store: IndexStore): { rankOf: Int32Array; slotAt: Int32Array }
   const rankOf = new Int32Array(slots);
   for (let rank = 0; rank < slots; rank++) rankOf[slotAt[rank]!] = rank;
   return { rankOf, slotAt };
+}
+
+/** Slot order as the tie order: each slot its own rank. */
+function slotRanks(store: IndexStore): { rankOf: Int32Array; slotAt: Int32Array } {
+  const identity = new Int32Array(store.baseSlotCount);
+  for (let slot = 0; slot < identity.length; slot++) identity[slot] = slot;
+  return { rankOf: identity, slotAt: identity };
 }
 
 /** A trust score changed in place: a base slot keeps its place in the tie order, so it is remembered as an exception. */

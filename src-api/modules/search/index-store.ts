@@ -134,6 +134,8 @@ export class IndexStore {
    */
   trustAtCompaction = new Map<number, number>();
   tieOrderStale = false;
+  /** The orders were built without tie order (mid-batch compaction): rebuilt at the end of the catch-up. */
+  tieOrderDeferred = false;
   /** Per very frequent term, its impact at each base slot (0 = no posting). */
   impactColumns: (Uint16Array | undefined)[] = [];
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */
