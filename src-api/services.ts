@@ -68,7 +68,7 @@ export function createServices({
     allowPrivate: config.allowPrivateUrls,
     maxConcurrent: config.claimCheckConcurrency,
   });
-  const audit = createAuditService(base);
+  const audit = createAuditService({ ...base, store });
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
   const mail = createMailService({ ...base, config });
@@ -98,6 +98,7 @@ export function createServices({
   const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
+    store,
     agents,
     events,
     audit,

@@ -127,12 +127,12 @@ describe('the time range (service, with a clock the test moves)', () => {
   });
   afterAll(() => db.$client.close());
 
-  const days = (query: { from?: string; to?: string }) =>
-    services.audit.list({ page: 1, limit: 10, ...query }).items.map((entry) => entry.createdAt.slice(0, 10));
+  const days = async (query: { from?: string; to?: string }) =>
+    (await services.audit.list({ page: 1, limit: 10, ...query })).items.map((entry) => entry.createdAt.slice(0, 10));
 
-  it('includes "from" and excludes "to"', () => {
-    expect(days({ from: '2025-01-02T09:00:00.000Z' })).toEqual(['2025-01-03', '2025-01-02']);
-    expect(days({ to: '2025-01-02T09:00:00.000Z' })).toEqual(['2025-01-01']);
-    expect(days({ from: '2025-01-01T12:00:00.000Z', to: '2025-01-03T00:00:00.000Z' })).toEqual(['2025-01-02']);
+  it('includes "from" and excludes "to"', async () => {
+    expect(await days({ from: '2025-01-02T09:00:00.000Z' })).toEqual(['2025-01-03', '2025-01-02']);
+    expect(await days({ to: '2025-01-02T09:00:00.000Z' })).toEqual(['2025-01-01']);
+    expect(await days({ from: '2025-01-01T12:00:00.000Z', to: '2025-01-03T00:00:00.000Z' })).toEqual(['2025-01-02']);
   });
 });

@@ -45,7 +45,7 @@ describe('backup.last and backup.create', () => {
     }
 
     expect(await query('backup.last')).toMatchObject({ status: 200, data: { ...created.data, exists: true } });
-    const audit = server.services.audit.list({ page: 1, limit: 5, action: 'backup.create' });
+    const audit = await server.services.audit.list({ page: 1, limit: 5, action: 'backup.create' });
     // Audited under whoever the token stands for.
     const { actor } = (await query('system.whoami')).data as { actor: string };
     expect(audit.items.map((entry) => [entry.actor, entry.action, entry.entityId])).toEqual([

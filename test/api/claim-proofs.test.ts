@@ -259,7 +259,7 @@ describe('competing claims', () => {
     expect((await verify(winner.id)).status).toBe(200);
     const rejected = await json(await server.api(`/claims/${loser.id}`));
     expect(rejected).toMatchObject({ status: 'rejected', reason: expect.stringContaining(winner.id) });
-    const entries = server.services.audit.list({ page: 1, limit: 50, entityType: 'claim', entityId: loser.id });
+    const entries = await server.services.audit.list({ page: 1, limit: 50, entityType: 'claim', entityId: loser.id });
     expect(entries.items).toEqual([expect.objectContaining({ actor: 'system', action: 'claim.reject' })]);
   });
 });

@@ -507,7 +507,7 @@ describe('moderation (console service)', () => {
         { type: 'agent.verified', data: expect.objectContaining({ agent_id: agentId, via: 'claim' }) },
       ]),
     );
-    const audit = server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id }).items;
+    const audit = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id })).items;
     expect(audit).toEqual([
       expect.objectContaining({
         actor: 'mod:alice',
@@ -515,9 +515,9 @@ describe('moderation (console service)', () => {
         after: expect.objectContaining({ verified_by: 'manual', note: 'Confirmed by e-mail from the repo owner' }),
       }),
     ]);
-    expect(server.services.audit.list({ page: 1, limit: 10, entityType: 'agent', entityId: agentId }).items.map((a) => a.action)).toContain(
-      'agent.verify',
-    );
+    expect(
+      (await server.services.audit.list({ page: 1, limit: 10, entityType: 'agent', entityId: agentId })).items.map((a) => a.action),
+    ).toContain('agent.verify');
   });
 
   it('rejects with a reason the claimant can read; no event', async () => {
@@ -529,7 +529,7 @@ describe('moderation (console service)', () => {
     const publicView = await json(await server.api(`/claims/${claim.id}`));
     expect(publicView).toMatchObject({ status: 'rejected', reason: 'The e-mail domain does not match the repository' });
     expect(eventsFor(server, (data) => data.agent_id === agentId)).toEqual([]);
-    expect(server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id }).items[0]).toMatchObject({
+    expect((await server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id })).items[0]).toMatchObject({
       actor: 'mod:bob',
       action: 'claim.reject',
     });
@@ -582,9 +582,8 @@ describe('moderation (console service)', () => {
     token = claim.verification.token;
     const verified = await claims.verifyNow(claim.id, 'mod:carol', { expectedVersion: 2 });
     expect(verified).toMatchObject({ status: 'verified', verified_by: 'automatic', version: 3 });
-    const actions = server.services.audit
-      .list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id })
-      .items.map((a) => `${a.actor} ${a.action}`)
+    const actions = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id })).items
+      .map((a) => `${a.actor} ${a.action}`)
       .sort();
     expect(actions).toEqual(['mod:carol claim.check', 'mod:carol claim.verify']);
     expect(eventsFor(server, (data) => data.claim_id === claim.id)).toEqual([

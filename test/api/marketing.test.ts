@@ -277,7 +277,7 @@ describe('hiding a review', () => {
     const published = (await json(await server.api(`/marketing/posts?status=published&agent_id=${agentId}&limit=100`))).posts;
     expect(published.some((post: PostBody) => post.body.includes('buy followers'))).toBe(false);
 
-    const [entry] = server.services.audit.list({ page: 1, limit: 5, entityType: 'marketing_post', entityId: quoted!.id }).items;
+    const [entry] = (await server.services.audit.list({ page: 1, limit: 5, entityType: 'marketing_post', entityId: quoted!.id })).items;
     expect(entry).toMatchObject({ action: 'marketing_post.archive', actor: 'system' });
     for (const post of untouched) expect(server.services.marketing.getPost(post.id).status).toBe('draft');
   });
@@ -310,7 +310,7 @@ describe('moderating posts', () => {
     expectAppError(() => marketing.updatePost(post!.id, { body: 'Too late' }, { actor: 'mod' }), 409, 'conflict');
     expectAppError(() => marketing.publishPost('post_missing', 'mod'), 404, 'not_found');
 
-    const entries = audit.list({ page: 1, limit: 20, entityType: 'marketing_post', entityId: post!.id }).items;
+    const entries = (await audit.list({ page: 1, limit: 20, entityType: 'marketing_post', entityId: post!.id })).items;
     expect(entries.map((entry) => entry.action).sort()).toEqual([
       'marketing_post.archive',
       'marketing_post.publish',
@@ -356,7 +356,7 @@ describe('GET /marketing/ab-tests results', () => {
     expect(result.winner).toBe('B');
   });
 
-  it('rejects impossible counts and freezes results once completed', () => {
+  it('rejects impossible counts and freezes results once completed', async () => {
     const { marketing, audit } = server.services;
     const [test] = marketing.listAbTests({ page: 1, limit: 1 }).items;
     const variant = test!.variants[0]!;
@@ -371,7 +371,9 @@ describe('GET /marketing/ab-tests results', () => {
     expectAppError(() => marketing.completeAbTest(test!.id, 'mod'), 409, 'conflict');
     expectAppError(() => marketing.recordAbResult(variant.id, { impressions: 1, conversions: 0 }), 409, 'conflict');
 
-    const actions = audit.list({ page: 1, limit: 20, entityType: 'ab_test', entityId: test!.id }).items.map((entry) => entry.action);
+    const actions = (await audit.list({ page: 1, limit: 20, entityType: 'ab_test', entityId: test!.id })).items.map(
+      (entry) => entry.action,
+    );
     expect(actions.sort()).toEqual(['ab_test.complete', 'ab_test.record_result']);
   });
 

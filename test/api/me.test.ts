@@ -228,7 +228,7 @@ describe('writes made with an account', () => {
       const dan = withCookie(limited, (await signUpAndSignIn(limited, smtp, 'dan@me.test')).cookie);
       expect((await dan(`/agents/${agent.id}/reviews`, { method: 'POST', body: { rating: 4 } })).status).toBe(201);
       expect((await dan(`/agents/${agent.id}/reviews`, { method: 'POST', body: { rating: 2 } })).status).toBe(409);
-      expect(limited.services.reviews.listVisible(agent.id, { page: 1, limit: 10 }).total).toBe(2);
+      expect((await limited.services.reviews.listVisible(agent.id, { page: 1, limit: 10 })).total).toBe(2);
     } finally {
       await limited.close();
     }

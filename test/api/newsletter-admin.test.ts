@@ -119,7 +119,7 @@ describe('newsletter.exportCsv', () => {
 
   it('is audited: who exported, and how many rows', async () => {
     await mutation('newsletter.exportCsv');
-    const entry = server.services.audit.list({ page: 1, limit: 1, action: 'newsletter.export' }).items[0];
+    const entry = (await server.services.audit.list({ page: 1, limit: 1, action: 'newsletter.export' })).items[0];
     expect(entry).toMatchObject({
       actor: 'admin-token',
       entityType: 'newsletter',

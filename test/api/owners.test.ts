@@ -88,8 +88,8 @@ function publish(newClaim: { verification: { methods: Array<{ method: string; ur
   files.set(new URL(url).pathname, `${newClaim.verification.token}\n`);
 }
 
-const auditOf = (entityId: string) =>
-  server.services.audit.list({ entityId, page: 1, limit: 50 } as Parameters<typeof server.services.audit.list>[0]).items;
+const auditOf = async (entityId: string) =>
+  (await server.services.audit.list({ entityId, page: 1, limit: 50 } as Parameters<typeof server.services.audit.list>[0])).items;
 
 describe('ownership through claims', () => {
   it('makes the account of a verified claim the owner and rejects the competing claims, audited as system', async () => {
@@ -119,7 +119,7 @@ describe('ownership through claims', () => {
       const shown = await json(await server.api(`/claims/${other.id}`));
       expect(shown.status).toBe('rejected');
       expect(shown.reason).toMatch(/another ownership claim for this agent was verified/i);
-      expect(auditOf(other.id)).toEqual([expect.objectContaining({ actor: 'system', action: 'claim.reject' })]);
+      expect(await auditOf(other.id)).toEqual([expect.objectContaining({ actor: 'system', action: 'claim.reject' })]);
     }
     const events = server.services.events.listRecent(20).filter((event) => event.data.agent_id === agentId);
     expect(events.map((event) => event.type).sort()).toEqual(['agent.verified', 'claim.approved']);
@@ -198,7 +198,7 @@ describe('PATCH /me/agents/{id}', () => {
       .listRecent(10)
       .find((event) => event.type === 'agent.updated' && event.data.agent_id === agentId);
     expect(updated?.data.changed_fields).toEqual(['tagline', 'description', 'author', 'capabilities', 'categories', 'type']);
-    expect(auditOf(agentId)[0]).toMatchObject({ action: 'agent.update', actor: `ann@owners.test (${annId})` });
+    expect((await auditOf(agentId))[0]).toMatchObject({ action: 'agent.update', actor: `ann@owners.test (${annId})` });
   });
 
   it('turns a new name or source into a pending edit request that a moderator approves', async () => {
@@ -246,9 +246,9 @@ describe('PATCH /me/agents/{id}', () => {
       source_url: 'https://github.com/acme/renamed',
       owner: { name: 'Ann Owner' },
     });
-    const actions = auditOf(agentId).map((entry) => `${entry.actor} ${entry.action}`);
+    const actions = (await auditOf(agentId)).map((entry) => `${entry.actor} ${entry.action}`);
     expect(actions[0]).toBe('admin-token agent.update');
-    expect(auditOf(accepted.id).map((entry) => entry.action)).toEqual(['edit_request.approve', 'edit_request.create']);
+    expect((await auditOf(accepted.id)).map((entry) => entry.action)).toEqual(['edit_request.approve', 'edit_request.create']);
     expect((await trpc('mutation', 'editRequests.approve', { id: accepted.id })).status).toBe(409);
   });
 
@@ -261,7 +261,7 @@ describe('PATCH /me/agents/{id}', () => {
     expect(rejected.data).toMatchObject({ status: 'rejected', reason: 'Misleading name' });
     expect((await json(await server.api(`/agents/${agentId}`))).name).toBe(name);
     expect((await trpc('query', 'editRequests.list')).data.editRequests.map((r: { id: string }) => r.id)).not.toContain(accepted.id);
-    expect(auditOf(accepted.id)[0]).toMatchObject({ actor: 'admin-token', action: 'edit_request.reject' });
+    expect((await auditOf(accepted.id))[0]).toMatchObject({ actor: 'admin-token', action: 'edit_request.reject' });
   });
 
   it('answers 400 to bad bodies and writes nothing', async () => {

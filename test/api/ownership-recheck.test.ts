@@ -119,7 +119,7 @@ describe('ownership re-checks', () => {
     const [mail] = mailsTo(accountEmail).filter((each) => each.kind === 'ownership.lost');
     expect(mail?.subject).toMatch(/no longer verified/);
     expect(mail?.text).toMatch(/HTTP 404/);
-    expect(services.audit.list({ entityId: agentId, page: 1, limit: 5 }).items[0]).toMatchObject({
+    expect((await services.audit.list({ entityId: agentId, page: 1, limit: 5 })).items[0]).toMatchObject({
       actor: 'system',
       action: 'agent.unverify',
     });

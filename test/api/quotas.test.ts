@@ -36,7 +36,7 @@ describe('one review per agent per client per 24 h', () => {
     expect(second.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await json(second)).toMatchObject({ status: 409, code: 'duplicate_review' });
     expect(server.services.agents.get(agentId).rating).toEqual({ average: 5, count: 1 });
-    expect(server.services.reviews.listVisible(agentId, { page: 1, limit: 10 }).total).toBe(1);
+    expect((await server.services.reviews.listVisible(agentId, { page: 1, limit: 10 })).total).toBe(1);
 
     // Another agent from the same address, and the same agent from another address, are fine.
     expect((await server.post(`/agents/${newAgent(server, 'Quota Other')}/reviews`, { rating: 4 }, from('198.51.100.7'))).status).toBe(201);

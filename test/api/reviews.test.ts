@@ -189,7 +189,7 @@ describe('moderating reviews', () => {
     expect(await profileRating(agentId)).toEqual({ average: 5, count: 1 });
     expect(rowCount('events')).toBe(eventsBefore);
 
-    const audit = server.services.audit.list({ page: 1, limit: 10, entityType: 'review', entityId: spam.id });
+    const audit = await server.services.audit.list({ page: 1, limit: 10, entityType: 'review', entityId: spam.id });
     expect(audit.items).toHaveLength(1);
     expect(audit.items[0]).toMatchObject({
       actor: 'moderator@example.com',
@@ -209,7 +209,7 @@ describe('moderating reviews', () => {
 
     expect(await profileRating(agentId)).toEqual({ average: 2, count: 1 });
     expect((await json(await server.api(`/agents/${agentId}/reviews`))).reviews).toEqual([review]);
-    const actions = server.services.audit.list({ page: 1, limit: 10, entityId: review.id }).items.map((entry) => entry.action);
+    const actions = (await server.services.audit.list({ page: 1, limit: 10, entityId: review.id })).items.map((entry) => entry.action);
     expect(actions.sort()).toEqual(['review.hide', 'review.unhide']);
   });
 
@@ -231,7 +231,7 @@ describe('moderating reviews', () => {
     const spam = await json(await postReview(agentId, { rating: 1 }));
     server.services.reviews.setHidden(spam.id, true, 'mod');
 
-    const page = server.services.reviews.listForAgent(agentId, { page: 1, limit: 20 });
+    const page = await server.services.reviews.listForAgent(agentId, { page: 1, limit: 20 });
 
     expect(page.total).toBe(2);
     expect(page.items.map((review) => [review.id, review.hidden])).toEqual([
@@ -246,17 +246,17 @@ describe('moderating reviews', () => {
     const second = await json(await postReview(newAgent(), { rating: 1 }));
     server.services.reviews.setHidden(second.id, true, 'mod');
 
-    const recent = server.services.reviews.listRecent({ page: 1, limit: 2 });
+    const recent = await server.services.reviews.listRecent({ page: 1, limit: 2 });
     expect(recent.items.map((review) => review.id)).toEqual([second.id, first.id]);
     expect(recent.total).toBe(rowCount('reviews'));
 
-    const hiddenOnly = server.services.reviews.listRecent({ page: 1, limit: 100, hidden: true });
+    const hiddenOnly = await server.services.reviews.listRecent({ page: 1, limit: 100, hidden: true });
     expect(hiddenOnly.items.every((review) => review.hidden)).toBe(true);
     expect(hiddenOnly.items.map((review) => review.id)).toContain(second.id);
   });
 
-  it('throws NotFoundError for an unknown review or agent', () => {
+  it('throws NotFoundError for an unknown review or agent', async () => {
     expect(() => server.services.reviews.setHidden('rev_missing', true, 'mod')).toThrow(NotFoundError);
-    expect(() => server.services.reviews.listForAgent('no-such-agent', { page: 1, limit: 20 })).toThrow(NotFoundError);
+    await expect(server.services.reviews.listForAgent('no-such-agent', { page: 1, limit: 20 })).rejects.toThrow(NotFoundError);
   });
 });

@@ -220,7 +220,8 @@ describe('approving', () => {
     expect(registered).toHaveLength(1);
     expect(registered[0]!.data).toEqual({ agent_id: agentId, name: body.name, source_url: body.source_url });
 
-    const submissionAudit = server.services.audit.list({ page: 1, limit: 10, entityType: 'submission', entityId: created.id }).items;
+    const submissionAudit = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'submission', entityId: created.id }))
+      .items;
     expect(submissionAudit).toHaveLength(1);
     expect(submissionAudit[0]).toMatchObject({
       actor: 'moderator@example.com',
@@ -228,7 +229,7 @@ describe('approving', () => {
       before: expect.objectContaining({ status: 'pending', version: 1 }),
       after: expect.objectContaining({ status: 'approved', agent_id: agentId, version: 2 }),
     });
-    const agentAudit = server.services.audit.list({ page: 1, limit: 10, entityType: 'agent', entityId: agentId }).items;
+    const agentAudit = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'agent', entityId: agentId })).items;
     expect(agentAudit.map((entry) => [entry.actor, entry.action])).toEqual([['moderator@example.com', 'agent.create']]);
   });
 
@@ -292,7 +293,7 @@ describe('rejecting', () => {
     expect(rejected).toMatchObject({ status: 'rejected', reason: REJECTION_REASON_TEMPLATES[0].reason, decided_by: 'mod', version: 2 });
     expect(rejected).not.toHaveProperty('agent_id');
     expect(writeCounts()).toEqual({ ...before, audit: before.audit + 1 });
-    const [entry] = server.services.audit.list({ page: 1, limit: 10, entityType: 'submission', entityId: created.id }).items;
+    const [entry] = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'submission', entityId: created.id })).items;
     expect(entry).toMatchObject({
       actor: 'mod',
       action: 'submission.reject',

@@ -40,7 +40,8 @@ export function bothStores(): { dialects: StoreUnderTest[]; cleanup(): Promise<v
       async open() {
         postgres ??= await startPostgres();
         const name = `store_${++databases}`;
-        postgres.query(`CREATE DATABASE ${name}`);
+        // A natural-language collation (the server's default is C): text sorted without COLLATE "C" would not match SQLite's byte order.
+        postgres.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
         const store = await openPgStore(postgres.urlOf(name), { max: 4 });
         closers.push(() => store.close());
         return store;

@@ -27,7 +27,7 @@ const at = (iso: string) => {
 };
 
 describe('reviews', () => {
-  it('stamps reviews with the clock and lists them by creation time, newest first', () => {
+  it('stamps reviews with the clock and lists them by creation time, newest first', async () => {
     const agent = services.agents.create(agentInput(), { emitEvents: false });
     at('2025-03-02T08:00:00.000Z');
     const later = services.reviews.create(agent.id, { rating: 5, comment: null, reviewer_name: null });
@@ -36,19 +36,22 @@ describe('reviews', () => {
     const earlier = services.reviews.create(agent.id, { rating: 3, comment: null, reviewer_name: null });
 
     expect(later.created_at).toBe('2025-03-02T08:00:00.000Z');
-    expect(services.reviews.listVisible(agent.id, { page: 1, limit: 20 }).items.map((review) => review.id)).toEqual([later.id, earlier.id]);
+    expect((await services.reviews.listVisible(agent.id, { page: 1, limit: 20 })).items.map((review) => review.id)).toEqual([
+      later.id,
+      earlier.id,
+    ]);
     for (const review of [later, earlier]) {
       const event = services.events.listRecent().find((candidate) => candidate.data.review_id === review.id);
       expect(event).toMatchObject({ type: 'review.created', createdAt: review.created_at });
     }
   });
 
-  it('stamps the audit entry of a hide with the clock', () => {
+  it('stamps the audit entry of a hide with the clock', async () => {
     const agent = services.agents.create(agentInput(), { emitEvents: false });
     const review = services.reviews.create(agent.id, { rating: 1, comment: 'spam', reviewer_name: null });
     at('2025-03-05T10:30:00.000Z');
     services.reviews.setHidden(review.id, true, 'mod');
-    const [entry] = services.audit.list({ page: 1, limit: 1, entityType: 'review' }).items;
+    const [entry] = (await services.audit.list({ page: 1, limit: 1, entityType: 'review' })).items;
     expect(entry).toMatchObject({ action: 'review.hide', createdAt: '2025-03-05T10:30:00.000Z' });
   });
 });

@@ -36,7 +36,7 @@ function errorOf(run: () => unknown): AppError {
 }
 
 describe('endpoints', () => {
-  it('add: validates URL and kinds, returns a whsec_ secret with 256 bits, audits with the actor', () => {
+  it('add: validates URL and kinds, returns a whsec_ secret with 256 bits, audits with the actor', async () => {
     const created = server.services.webhooks.add(
       { url: 'https://hooks.example.com/in', events: ['review.created', 'agent.registered', 'review.created'], description: ' CRM sync ' },
       { actor: 'alice' },
@@ -53,7 +53,7 @@ describe('endpoints', () => {
     expect(created.id).toMatch(/^whk_/);
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.secret.slice(6), 'base64url')).toHaveLength(32);
-    const audit = server.services.audit.list({ page: 1, limit: 5, entityId: created.id }).items;
+    const audit = (await server.services.audit.list({ page: 1, limit: 5, entityId: created.id })).items;
     expect(audit[0]).toMatchObject({ actor: 'alice', action: 'webhook.create' });
     expect(JSON.stringify(audit)).not.toContain(created.secret);
 
@@ -70,14 +70,14 @@ describe('endpoints', () => {
     server.services.webhooks.remove(created.id, { actor: 'alice' });
   });
 
-  it('list and get never show the secret; revealSecret does, audited', () => {
+  it('list and get never show the secret; revealSecret does, audited', async () => {
     const created = server.services.webhooks.add({ url: 'https://hooks.example.com/list' }, { actor: 'alice' });
     const listed = server.services.webhooks.list().find((e) => e.id === created.id)!;
     expect(listed).not.toHaveProperty('secret');
     expect(server.services.webhooks.get(created.id)).not.toHaveProperty('secret');
     expect(JSON.stringify(server.services.webhooks.list())).not.toContain('whsec_');
     expect(server.services.webhooks.revealSecret(created.id, { actor: 'bob' }).secret).toBe(created.secret);
-    expect(server.services.audit.list({ page: 1, limit: 5, entityId: created.id, actor: 'bob' }).items[0]!.action).toBe(
+    expect((await server.services.audit.list({ page: 1, limit: 5, entityId: created.id, actor: 'bob' })).items[0]!.action).toBe(
       'webhook.reveal_secret',
     );
     server.services.webhooks.remove(created.id, { actor: 'alice' });
@@ -193,7 +193,7 @@ describe('delivery log and redelivery', () => {
     expect(secondHit.headers['x-service-signature']).toBe(firstHit.headers['x-service-signature']);
     expect(secondHit.signatureValid).toBe(true);
     expect(secondHit.standardValid).toBe(true);
-    expect(server.services.audit.list({ page: 1, limit: 5, actor: 'carol' }).items[0]!.action).toBe('webhook.redeliver');
+    expect((await server.services.audit.list({ page: 1, limit: 5, actor: 'carol' })).items[0]!.action).toBe('webhook.redeliver');
   });
 
   it('redeliverFailed: everything failed since a time, per endpoint, skipping disabled endpoints', async () => {
@@ -230,13 +230,13 @@ describe('delivery log and redelivery', () => {
     ).toBe('conflict');
   });
 
-  it('remove deletes the endpoint and its log; the events stay', () => {
+  it('remove deletes the endpoint and its log; the events stay', async () => {
     const [delivery] = server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).items;
     server.services.webhooks.remove(otherEndpointId, { actor: 'carol' });
     expect(server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).total).toBe(0);
     expect(errorOf(() => server.services.webhooks.getDelivery(delivery!.id)).status).toBe(404);
     expect(server.services.events.get(delivery!.event_id)).toBeDefined();
-    const audit = server.services.audit.list({ page: 1, limit: 10, entityId: otherEndpointId }).items;
+    const audit = (await server.services.audit.list({ page: 1, limit: 10, entityId: otherEndpointId })).items;
     expect(audit[0]).toMatchObject({ action: 'webhook.delete', actor: 'carol' });
   });
 });

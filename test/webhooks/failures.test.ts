@@ -225,7 +225,7 @@ describe('disabling endpoints', () => {
     await receiver.waitForQuiet(300);
     expect(receiver.received).toHaveLength(2);
     expect(deliveriesOf(slow.services, endpoint.id)).toHaveLength(2);
-    const audit = slow.services.audit.list({ page: 1, limit: 10, entityId: endpoint.id }).items;
+    const audit = (await slow.services.audit.list({ page: 1, limit: 10, entityId: endpoint.id })).items;
     expect(audit.some((entry) => entry.action === 'webhook.disable' && entry.actor === 'system:webhooks')).toBe(true);
     slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });

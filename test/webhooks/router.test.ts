@@ -82,9 +82,8 @@ it('manages an endpoint end to end with the caller as the audit actor', async ()
   expect((await admin.revealSecret({ id: created.id })).secret).toBe(rotated.secret);
   expect(await admin.deliveryCounts()).toMatchObject({ succeeded: 3 });
 
-  const actions = server.services.audit
-    .list({ page: 1, limit: 50, entityId: created.id, actor: 'moderator@example.com' })
-    .items.map((entry) => entry.action)
+  const actions = (await server.services.audit.list({ page: 1, limit: 50, entityId: created.id, actor: 'moderator@example.com' })).items
+    .map((entry) => entry.action)
     .sort();
   expect(actions).toEqual(
     ['webhook.create', 'webhook.disable', 'webhook.reveal_secret', 'webhook.rotate_secret', 'webhook.test', 'webhook.update'].sort(),

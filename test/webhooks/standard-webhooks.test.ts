@@ -144,9 +144,9 @@ describe('secret rotation', () => {
       expect(() => verify(endpoint.secret, only(signatures[1]!))).not.toThrow();
       expect(() => verify(generateWebhookSecret(), retry)).toThrow(WebhookVerificationError);
 
-      const audit = server.services.audit
-        .list({ page: 1, limit: 5, actor: 'test' })
-        .items.find((e) => e.action === 'webhook.rotate_secret');
+      const audit = (await server.services.audit.list({ page: 1, limit: 5, actor: 'test' })).items.find(
+        (e) => e.action === 'webhook.rotate_secret',
+      );
       expect(audit).toBeDefined();
     } finally {
       receiver.respond = () => ({ status: 200 });

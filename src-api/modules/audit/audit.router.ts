@@ -26,8 +26,8 @@ export const auditListInputSchema = pageQuerySchema
 
 /** The moderator audit log, newest first. */
 export const auditRouter = router({
-  list: adminProcedure.input(auditListInputSchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.audit.list(input);
+  list: adminProcedure.input(auditListInputSchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.audit.list(input);
     return { entries: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 

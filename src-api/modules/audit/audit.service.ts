@@ -1,5 +1,7 @@
 import { and, asc, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
+import { byteOrder, containsText, insertionOrder } from '../../db/dialect-sql';
+import type { Store } from '../../db/store';
 import { NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -37,13 +39,16 @@ export interface AuditFacets {
 }
 
 export interface AuditServiceDeps {
+  /** `record` writes through it, synchronously, inside its caller's transaction (not ported yet: README.md step 2). */
   db: Db;
+  /** The reads (list, get, facets) run through the data-access seam, on SQLite and PostgreSQL alike. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
 }
 
 /** The moderator audit log: call `record` inside the transaction of the action. */
-export function createAuditService({ db, clock, ids }: AuditServiceDeps) {
+export function createAuditService({ db, store, clock, ids }: AuditServiceDeps) {
   return {
     record(entry: AuditEntry): AuditRow {
       const row: AuditRow = {
@@ -61,46 +66,52 @@ export function createAuditService({ db, clock, ids }: AuditServiceDeps) {
     },
 
     /** Newest first. Every filter narrows: exact actor, action and entity, a substring of the entity id, a half-open time range. */
-    list(query: AuditListQuery): Page<AuditRow> {
+    async list(query: AuditListQuery): Promise<Page<AuditRow>> {
+      const { auditLog } = store.t;
       const filters: SQL[] = [];
       if (query.entityType) filters.push(eq(auditLog.entityType, query.entityType));
       if (query.entityId) filters.push(eq(auditLog.entityId, query.entityId));
       if (query.actor) filters.push(eq(auditLog.actor, query.actor));
       if (query.action) filters.push(eq(auditLog.action, query.action));
-      // instr() rather than LIKE: "_" and "%" in ids are plain characters, not wildcards.
-      if (query.q) filters.push(sql`instr(lower(${auditLog.entityId}), ${query.q.toLowerCase()}) > 0`);
+      // A substring, not LIKE: "_" and "%" in ids are plain characters, not wildcards.
+      if (query.q) filters.push(containsText(store, sql`lower(${auditLog.entityId})`, query.q.toLowerCase()));
       if (query.from) filters.push(gte(auditLog.createdAt, query.from));
       if (query.to) filters.push(lt(auditLog.createdAt, query.to));
       const where = filters.length ? and(...filters) : undefined;
-      const items = db
-        .select()
-        .from(auditLog)
-        .where(where)
-        // Entries of one millisecond keep the order they were written in (ids are random).
-        .orderBy(desc(auditLog.createdAt), desc(sql`${auditLog}.rowid`))
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
-      const total = db.select({ n: count() }).from(auditLog).where(where).get()?.n ?? 0;
+      const items = await store.rows(
+        store.db
+          .select()
+          .from(auditLog)
+          .where(where)
+          // Entries of one millisecond: on SQLite in the order they were written (ids are random).
+          .orderBy(desc(auditLog.createdAt), desc(insertionOrder(store, auditLog)))
+          .limit(query.limit)
+          .offset((query.page - 1) * query.limit),
+      );
+      const total = (await store.first(store.db.select({ n: count() }).from(auditLog).where(where)))?.n ?? 0;
       return { items, page: query.page, limit: query.limit, total };
     },
 
-    get(id: string): AuditRow {
-      const row = db.select().from(auditLog).where(eq(auditLog.id, id)).get();
+    async get(id: string): Promise<AuditRow> {
+      const { auditLog } = store.t;
+      const row = await store.first(store.db.select().from(auditLog).where(eq(auditLog.id, id)));
       if (!row) throw new NotFoundError('Audit entry', id);
       return row;
     },
 
     /** The actors, actions and entity types that occur in the log, for the console's filter choices. */
-    facets(): AuditFacets {
-      const distinct = (column: typeof auditLog.actor | typeof auditLog.action | typeof auditLog.entityType): string[] =>
-        db
-          .selectDistinct({ value: column })
-          .from(auditLog)
-          .orderBy(asc(column))
-          .all()
-          .map((row) => row.value);
-      return { actors: distinct(auditLog.actor), actions: distinct(auditLog.action), entityTypes: distinct(auditLog.entityType) };
+    async facets(): Promise<AuditFacets> {
+      const { auditLog } = store.t;
+      const distinct = async (column: typeof auditLog.actor | typeof auditLog.action | typeof auditLog.entityType): Promise<string[]> => {
+        const value = byteOrder(store, column);
+        const rows = await store.rows(store.db.selectDistinct({ value }).from(auditLog).orderBy(asc(value)));
+        return rows.map((row) => row.value);
+      };
+      return {
+        actors: await distinct(auditLog.actor),
+        actions: await distinct(auditLog.action),
+        entityTypes: await distinct(auditLog.entityType),
+      };
     },
   };
 }

@@ -8,14 +8,14 @@ const reviewRef = z.strictObject({ id: idParamSchema });
 /** Review moderation: every review, hidden ones too; hiding takes a review out of its agent's rating. */
 export const reviewsRouter = router({
   /** One agent's reviews (listed or unlisted agent), newest first, hidden ones flagged. */
-  listForAgent: adminProcedure.input(pageQuerySchema.extend({ agentId: idParamSchema })).query(({ ctx, input }) => {
-    const page = ctx.services.reviews.listForAgent(input.agentId, input);
+  listForAgent: adminProcedure.input(pageQuerySchema.extend({ agentId: idParamSchema })).query(async ({ ctx, input }) => {
+    const page = await ctx.services.reviews.listForAgent(input.agentId, input);
     return { reviews: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
   /** The latest reviews across the directory; `hidden` narrows to hidden or visible ones. */
-  listRecent: adminProcedure.input(listRecentReviewsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.reviews.listRecent(input);
+  listRecent: adminProcedure.input(listRecentReviewsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.reviews.listRecent(input);
     return { reviews: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 

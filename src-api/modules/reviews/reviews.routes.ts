@@ -23,7 +23,7 @@ export const reviewsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.reviews.listVisible(request.params.id, request.query);
+      const page = await services.reviews.listVisible(request.params.id, request.query);
       setPageLinks(request, reply, page);
       return { reviews: page.items, page: page.page, limit: page.limit, total: page.total };
     },

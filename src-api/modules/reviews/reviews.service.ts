@@ -1,5 +1,7 @@
-import { and, count, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
+import { insertionOrder } from '../../db/dialect-sql';
+import type { Store } from '../../db/store';
 import { DuplicateReviewError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -13,7 +15,10 @@ import { reviewReplies, type ReviewReplyRow } from '../owners/owners.table';
 import { reviews, type ReviewRow } from './reviews.table';
 
 export interface ReviewsServiceDeps {
+  /** The writes, and `get` (read inside setHidden's transaction), run on it synchronously until they are ported. */
   db: Db;
+  /** The list reads run through the data-access seam, on SQLite and PostgreSQL alike. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   agents: AgentsService;
@@ -40,29 +45,31 @@ function toModeratedReview(row: ReviewRow, agentName: string, reply: ReviewReply
   return { ...toReview(row, reply), hidden: row.hidden, agent_name: agentName };
 }
 
-// Reviews written in the same millisecond keep their insertion order: rowid breaks the tie.
-const NEWEST_FIRST = [desc(reviews.createdAt), desc(sql`${reviews}.rowid`)];
+export function createReviewsService({ db, store, clock, ids, agents: agentsService, events, audit, quota }: ReviewsServiceDeps) {
+  // Reviews of one millisecond: on SQLite in the order they were written (insertionOrder says why not on PostgreSQL).
+  const newestFirst = () => [desc(store.t.reviews.createdAt), desc(insertionOrder(store, store.t.reviews))];
+  const countWhere = async (where: SQL | undefined): Promise<number> =>
+    (await store.first(store.db.select({ n: count() }).from(store.t.reviews).where(where)))?.n ?? 0;
 
-export function createReviewsService({ db, clock, ids, agents: agentsService, events, audit, quota }: ReviewsServiceDeps) {
-  const countWhere = (where: SQL | undefined): number => db.select({ n: count() }).from(reviews).where(where).get()?.n ?? 0;
-
-  /** A page of reviews with their agent's name, newest first. */
-  const moderatedPage = (where: SQL | undefined, query: PageQuery): Page<ModeratedReview> => {
-    const rows = db
-      .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
-      .from(reviews)
-      .innerJoin(agents, eq(agents.id, reviews.agentId))
-      .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
-      .where(where)
-      .orderBy(...NEWEST_FIRST)
-      .limit(query.limit)
-      .offset((query.page - 1) * query.limit)
-      .all();
+  /** A page of reviews with their agent's name, newest first (the where clause built on store.t). */
+  const moderatedPage = async (where: SQL | undefined, query: PageQuery): Promise<Page<ModeratedReview>> => {
+    const { reviews, agents, reviewReplies } = store.t;
+    const rows = await store.rows(
+      store.db
+        .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
+        .from(reviews)
+        .innerJoin(agents, eq(agents.id, reviews.agentId))
+        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
+        .where(where)
+        .orderBy(...newestFirst())
+        .limit(query.limit)
+        .offset((query.page - 1) * query.limit),
+    );
     return {
       items: rows.map(({ review, agentName, reply }) => toModeratedReview(review, agentName, reply)),
       page: query.page,
       limit: query.limit,
-      total: countWhere(where),
+      total: await countWhere(where),
     };
   };
 
@@ -137,38 +144,40 @@ export function createReviewsService({ db, clock, ids, agents: agentsService, ev
     },
 
     /** The public list of a listed agent's reviews: visible ones only, newest first. */
-    listVisible(agentId: string, query: PageQuery): Page<Review> {
-      agentsService.get(agentId);
+    async listVisible(agentId: string, query: PageQuery): Promise<Page<Review>> {
+      agentsService.get(agentId); // 404 for unknown and unlisted agents (the agents' reads are not ported yet)
+      const { reviews, reviewReplies } = store.t;
       const where = and(eq(reviews.agentId, agentId), eq(reviews.hidden, false));
-      const rows = db
-        .select({ review: reviews, reply: reviewReplies })
-        .from(reviews)
-        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
-        .where(where)
-        .orderBy(...NEWEST_FIRST)
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
+      const rows = await store.rows(
+        store.db
+          .select({ review: reviews, reply: reviewReplies })
+          .from(reviews)
+          .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
+          .where(where)
+          .orderBy(...newestFirst())
+          .limit(query.limit)
+          .offset((query.page - 1) * query.limit),
+      );
       return {
         items: rows.map(({ review, reply }) => toReview(review, reply)),
         page: query.page,
         limit: query.limit,
-        total: countWhere(where),
+        total: await countWhere(where),
       };
     },
 
     /** Console: every review of an agent (listed or not), hidden ones flagged. */
-    listForAgent(agentId: string, query: PageQuery): Page<ModeratedReview> {
+    async listForAgent(agentId: string, query: PageQuery): Promise<Page<ModeratedReview>> {
       agentsService.getRow(agentId);
-      return moderatedPage(eq(reviews.agentId, agentId), query);
+      return moderatedPage(eq(store.t.reviews.agentId, agentId), query);
     },
 
     /** Console: the latest reviews across the directory; `hidden` narrows to hidden or visible ones. */
-    listRecent(query: ListRecentReviewsQuery): Page<ModeratedReview> {
-      return moderatedPage(query.hidden === undefined ? undefined : eq(reviews.hidden, query.hidden), query);
+    async listRecent(query: ListRecentReviewsQuery): Promise<Page<ModeratedReview>> {
+      return moderatedPage(query.hidden === undefined ? undefined : eq(store.t.reviews.hidden, query.hidden), query);
     },
 
-    /** Console: one review, hidden or not. */
+    /** Console: one review, hidden or not. Sync: setHidden reads it inside its (sync) transaction. */
     get: requireModeratedReview,
 
     /**
