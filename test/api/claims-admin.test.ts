@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { trpcClient } from '../helpers/trpc';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /** The claims procedures of the console over real HTTP, with a real host serving (or not) the well-known file. */
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -21,7 +20,7 @@ let wellKnownBody: string | null = null;
 let agentCounter = 0;
 
 beforeAll(async () => {
-  webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-web-'));
+  webRoot = makeTempDir('agentdir-web-');
   server = await startTestServer(
     { adminToken: ADMIN_TOKEN, allowPrivateUrls: true },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },

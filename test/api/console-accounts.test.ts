@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { GOOD_PASSWORD, sessionCookieOf } from '../helpers/accounts';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { trpcCall, type TrpcAnswer } from '../helpers/trpc';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /**
  * People sign in to the console with their accounts: the session cookie opens
@@ -46,7 +45,7 @@ async function accountWithRoles(email: string, roles: ('moderator' | 'admin')[])
 }
 
 beforeAll(async () => {
-  webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-web-'));
+  webRoot = makeTempDir('agentdir-web-');
   server = await startTestServer(
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },

@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { signUpAndSignIn, withCookie } from '../helpers/accounts';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { bearer, trpcCall, type TrpcKind } from '../helpers/trpc';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /**
  * Owners (contract section 7) over real HTTP: two accounts signed in with real
@@ -40,7 +39,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => forge.listen(0, '127.0.0.1', resolve));
   forgeOrigin = `http://127.0.0.1:${(forge.address() as AddressInfo).port}`;
   smtp = await startSmtpReceiver();
-  webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-web-'));
+  webRoot = makeTempDir('agentdir-web-');
   server = await startTestServer(
     {
       adminToken: ADMIN_TOKEN,

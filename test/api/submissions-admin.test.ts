@@ -1,12 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { nameKey, similarNames, sourceHostKey } from '../../src-api/modules/submissions/submissions.service';
 import { REJECTION_REASON_TEMPLATES } from '../../src-api/modules/submissions/submissions.schemas';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { bearer, trpcCall, trpcClient } from '../helpers/trpc';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /** The moderation queue's tRPC procedures, called over real HTTP with the admin token, as the web console does. */
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -16,7 +15,7 @@ let webRoot: string;
 let counter = 0;
 
 beforeAll(async () => {
-  webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-web-'));
+  webRoot = makeTempDir('agentdir-web-');
   server = await startTestServer(
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },

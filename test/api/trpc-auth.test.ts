@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { makeTempDir } from '../helpers/temp-dir';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -15,7 +15,7 @@ const asAdmin = (token = ADMIN_TOKEN): RequestInit => ({ headers: { authorizatio
 const query = (input: unknown) => `?input=${encodeURIComponent(JSON.stringify(input))}`;
 
 beforeAll(async () => {
-  webRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-web-'));
+  webRoot = makeTempDir('agentdir-web-');
   server = await startTestServer(
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   ANY,
@@ -18,6 +15,7 @@ import {
   runTypeScriptSession,
   type Fence,
 } from './markdown-examples';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /** The doc-test machinery itself: it must fail when a doc is wrong, or the doc tests prove nothing. */
 
@@ -146,7 +144,7 @@ describe('text and HTTP outputs', () => {
 });
 
 describe('sessions', () => {
-  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-doc-sessions-'));
+  const cwd = makeTempDir('agentdir-doc-sessions-');
   const steps = (codes: string[]) => codes.map((code, i) => ({ fence: { file: 'x.md', line: i * 10 + 1 } as Fence, code }));
 
   it('bash: one session, outputs per step, stops at the first failing step', async () => {

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src-api/db/client';
 import type { Dialect, Store } from '../../src-api/db/store';
@@ -7,6 +6,7 @@ import { openPgStore } from '../../src-api/db/store-pg';
 import { sqliteStore } from '../../src-api/db/store-sqlite';
 import type { AgentRow } from '../../src-api/modules/agents/agents.table';
 import { startPostgres, type TestPostgres } from './postgres-server';
+import { makeTempDir } from './temp-dir';
 
 /**
  * The two stores a parametrised suite runs its cases on: SQLite in a new temp
@@ -26,7 +26,7 @@ export function bothStores(): { dialects: StoreUnderTest[]; cleanup(): Promise<v
     {
       dialect: 'sqlite',
       async open() {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-store-'));
+        const dir = makeTempDir('agentdir-store-');
         const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
         closers.push(() => {
           db.$client.close();

@@ -1,13 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createConfig, type ConfigOverrides } from '../../src-api/config';
 import { startServer, type RunningServer, type StartServerOptions } from '../../src-api/server';
+import { makeTempDir } from './temp-dir';
 
-/** A fresh, empty data dir under the OS temp folder. */
-export function makeTempDir(prefix = 'agentdir-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+export { makeTempDir } from './temp-dir';
 
 export interface TestServer extends RunningServer {
   dataDir: string;

@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { makeTempDir } from '../helpers/temp-dir';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 export const mainBundle = path.join(root, 'out/main/index.js');
@@ -49,7 +49,7 @@ export class MainProcess {
    * with no choice made the app first asks with its connection screen. `userData` reuses a folder (a second start).
    */
   static start(env: Record<string, string>, args: string[] = ['--local'], userData?: string): MainProcess {
-    userData ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-electron-'));
+    userData ??= makeTempDir('agentdir-electron-');
     const child = fork(mainBundle, args, {
       cwd: root,
       execArgv: ['--import', registerFakeElectron],

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { PNG } from 'pngjs';
@@ -9,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { PACKAGED_MIGRATIONS } from '../../src-main/app-location';
 import { freePort, MainProcess, root } from './main-process-harness';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /**
  * `npm run dist` needs Electron's binary, which cannot be downloaded here, so
@@ -91,7 +91,7 @@ describe('electron-builder.yml', () => {
 });
 
 describe('the main process of a packaged app', () => {
-  const resourcesPath = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-resources-'));
+  const resourcesPath = makeTempDir('agentdir-resources-');
   let main: MainProcess | undefined;
 
   beforeAll(() => {
@@ -121,7 +121,7 @@ describe('the main process of a packaged app', () => {
   });
 
   it('fails to start, saying why, when the migrations are not where a packaged app looks', async () => {
-    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-no-resources-'));
+    const empty = makeTempDir('agentdir-no-resources-');
     const broken = MainProcess.start({
       AGENTDIR_PORT: String(await freePort()),
       FAKE_ELECTRON_PACKAGED: '1',

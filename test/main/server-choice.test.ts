@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +12,7 @@ import {
   saveConnection,
   SETTINGS_FILE,
 } from '../../src-main/server-choice';
+import { makeTempDir } from '../helpers/temp-dir';
 
 // The desktop app's choice of directory (src-main/server-choice.ts), without electron.
 
@@ -80,7 +80,7 @@ describe('the start plan', () => {
 describe('the settings file', () => {
   const folders: string[] = [];
   const folder = () => {
-    const made = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-settings-'));
+    const made = makeTempDir('agentdir-settings-');
     folders.push(made);
     return made;
   };

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, root } from './main-process-harness';
+import { makeTempDir } from '../helpers/temp-dir';
 
 function electronBinaryInstalled(): boolean {
   try {
@@ -15,7 +15,7 @@ function electronBinaryInstalled(): boolean {
   }
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-start-'));
+const dataDir = makeTempDir('agentdir-start-');
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 // On machines with the binary, `npm start` opens a window instead; nothing to check headless there.

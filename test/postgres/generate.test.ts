@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { makeTempDir } from '../helpers/temp-dir';
 
 /**
  * `npm run db:generate` makes the migrations of both stores (contract section
@@ -44,7 +44,7 @@ describe('npm run db:generate', () => {
 
   for (const { dialect, schema, migrations } of DIALECTS) {
     it(`${dialect}: no pending schema change, nothing written`, async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `agentdir-generate-${dialect}-`));
+      const dir = makeTempDir(`agentdir-generate-${dialect}-`);
       try {
         const out = path.join(dir, 'migrations');
         fs.cpSync(path.join(ROOT, migrations), out, { recursive: true });
