@@ -1,5 +1,4 @@
 import fastifyCookie from '@fastify/cookie';
-import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -26,7 +25,7 @@ import {
   applyCorsHeaders,
   checkHost,
   clientErrorHandler,
-  corsOptions,
+  installCors,
   createMethodIndex,
   installMethodHandling,
   transportServerOptions,
@@ -95,7 +94,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   // Before any route, so that its onResponse hook counts them all.
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
-  await app.register(fastifyCors, corsOptions(API_PREFIX));
+  installCors(app, API_PREFIX);
   app.addHook('onRequest', checkHost);
 
   app.setValidatorCompiler(validatorCompiler);
