@@ -6,6 +6,7 @@ import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { SWEEP } from '../../src-api/modules/search/sweep';
 import { SLOT_SCORER, thresholdStats, TIE_ORDER } from '../../src-api/modules/search/threshold';
+import { ID_RANKS } from '../../src-api/modules/search/top-k';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 
 /** mulberry32: reproducible random corpora, so a failure names its seed. */
@@ -73,6 +74,32 @@ function expectSame(index: SearchIndex, seed: number, count: number): Record<str
   return outcomes;
 }
 
+/** Both scorers with id ranks, against the exhaustive scorer comparing id strings; browsing against a sort by trust, then id. */
+function expectIdOrder(index: SearchIndex, agents: Map<string, IndexableAgent>, seed: number, count: number): void {
+  const r = random(seed);
+  for (let i = 0; i < count; i++) {
+    const words = 1 + r.int(3);
+    const q = Array.from({ length: words }, () => r.pick([...COMMON, 'Agent Platform', 'Agent', 'platf'])).join(' ');
+    const filters: SearchFilters = i % 5 === 0 ? { minTrust: 10 } : i % 7 === 0 ? { capabilities: ['python'] } : {};
+    const limit = r.pick([1, 5, 20, 50, 200]);
+    ID_RANKS.enabled = false;
+    const byStrings = index.search(q, limit, filters, 'exhaustive');
+    ID_RANKS.enabled = true;
+    const context = `seed ${seed}: ${JSON.stringify({ q, limit, filters })}`;
+    expect(index.search(q, limit, filters, 'exhaustive'), context).toEqual(byStrings);
+    expect(index.search(q, limit, filters, 'pruned'), context).toEqual(byStrings);
+  }
+  const listed = [...agents.values()].filter((agent) => agent.listed);
+  for (const minTrust of [0, 10]) {
+    const expected = listed
+      .filter((agent) => agent.trustScore >= minTrust)
+      .sort((a, b) => b.trustScore - a.trustScore || (a.id < b.id ? -1 : 1))
+      .slice(0, 300)
+      .map((agent) => agent.id);
+    expect(index.search('', 300, { minTrust }).hits.map((hit) => hit.id)).toEqual(expected);
+  }
+}
+
 describe('pruned top-k on long runs of equal scores', () => {
   it('equals the exhaustive scorer with the tie order, the slot scorer and the sweep on or off', () => {
     onTestFinished(() => {
@@ -120,5 +147,39 @@ describe('pruned top-k on long runs of equal scores', () => {
     expect(store.tieOrderDeferred).toBe(false);
     const outcomes = expectSame(index, 11, 80);
     expect(outcomes['in ties'], JSON.stringify(outcomes)).toBeGreaterThan(0);
+  });
+  it('breaks ties by id rank as by id string, with ids out of slot order and agents added or changed after compaction', () => {
+    onTestFinished(() => {
+      ID_RANKS.enabled = true;
+    });
+    // Ids of several lengths and cases, so their string order is neither slot order nor numeric order.
+    const agents = corpus(13, 6_000).map((agent, i) => ({ ...agent, id: `${i % 3 === 0 ? 'A' : 'a'}${((i * 7919) % 6_000).toString(36)}` }));
+    for (const inIdOrder of [false, true]) {
+      const loaded = inIdOrder ? [...agents].sort((a, b) => (a.id < b.id ? -1 : 1)) : agents;
+      const index = new SearchIndex();
+      const current = new Map<string, IndexableAgent>();
+      const apply = (agent: IndexableAgent): void => {
+        index.apply(agent);
+        current.set(agent.id, agent);
+      };
+      for (const agent of loaded.slice(0, 5_000)) apply(agent);
+      index.compact();
+      expectIdOrder(index, current, inIdOrder ? 14 : 15, 40);
+      // After compaction: new agents (tail slots, ids among the others'), text changes (a new tail slot each),
+      // trust changes in place, and unlisted agents.
+      const r = random(16);
+      for (const agent of loaded.slice(5_000)) apply(agent);
+      for (let i = 0; i < 300; i++) {
+        const agent = current.get(loaded[r.int(5_000)]!.id)!;
+        const change = r.int(4);
+        if (change === 0) apply({ ...agent, description: `${agent.description} ${r.pick(COMMON)}` });
+        else if (change === 1) apply({ ...agent, name: r.pick(['Agent Platform', 'unit', 'Platform']) });
+        else if (change === 2) apply({ ...agent, trustScore: r.int(3) * 10 });
+        else apply({ ...agent, listed: false });
+      }
+      expectIdOrder(index, current, inIdOrder ? 17 : 18, 60);
+      index.compact();
+      expectIdOrder(index, current, inIdOrder ? 19 : 20, 40);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { grownBits, setBit } from './bitsets';
-import { buildImpactOrders } from './impact-orders';
+import { buildIdRanks, buildImpactOrders } from './impact-orders';
 import type { IndexStore } from './index-store';
 
 /**
@@ -36,6 +36,7 @@ export function buildAccelerators(store: IndexStore, tieOrder = true): void {
   store.aliveBits = new Uint32Array(Math.max(words, (store.capacity + 31) >>> 5));
   for (let slot = 0; slot < slots; slot++) if (store.alive[slot] === 1) setBit(store.aliveBits, slot);
   store.baseSlotCount = slots;
+  buildIdRanks(store);
 
   const blocks = (slots + BLOCK_SIZE - 1) >>> BLOCK_BITS;
   const bitsetMinimum = Math.max(BITSET_MIN_FREQUENCY, slots * BITSET_SHARE);

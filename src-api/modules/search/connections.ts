@@ -108,7 +108,7 @@ export function findConnections(store: IndexStore, source: number, limit: number
       break;
     }
   }
-  const top = new TopK(limit, store.trust, store.docIds);
+  const top = new TopK(limit, store);
   for (let i = 0; i < touchedCount; i++) {
     const slot = touched[i]!;
     if (scores[slot]! >= threshold) top.offer(slot, scores[slot]!);

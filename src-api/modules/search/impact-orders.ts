@@ -92,20 +92,38 @@ export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   }
 }
 
+/**
+ * Each base slot's id rank (`IndexStore.idRanks`): its place among the base slots' ids, ascending as JavaScript
+ * compares strings. A catch-up reads agents by id, so the slots are usually in id order already: one pass checks
+ * it, and only otherwise are the slots sorted by id (Array sort, whose runs make mostly sorted input cheap).
+ */
+export function buildIdRanks(store: IndexStore): void {
+  const slots = store.baseSlotCount;
+  const { docIds } = store;
+  const ranks = new Int32Array(slots);
+  let sorted = true;
+  for (let slot = 1; slot < slots && sorted; slot++) sorted = docIds[slot - 1]! < docIds[slot]!;
+  if (sorted) {
+    for (let slot = 0; slot < slots; slot++) ranks[slot] = slot;
+  } else {
+    const order = Array.from({ length: slots }, (_, slot) => slot);
+    order.sort((a, b) => {
+      const idA = docIds[a]!;
+      const idB = docIds[b]!;
+      return idA < idB ? -1 : idA > idB ? 1 : 0;
+    });
+    for (let rank = 0; rank < slots; rank++) ranks[order[rank]!] = rank;
+  }
+  store.idRanks = ranks;
+}
+
 /** Each base slot's place in the ranking's tie-break order (trust, highest first, then id), and the slot at each place. */
 function tieRanks(store: IndexStore): { rankOf: Int32Array; slotAt: Int32Array } {
   const slots = store.baseSlotCount;
-  const { trust, docIds } = store;
+  const { trust, idRanks } = store;
   const slotAt = new Int32Array(slots);
   for (let slot = 0; slot < slots; slot++) slotAt[slot] = slot;
-  // Slots are mostly in id order already (catch-up reads by id), which the sort's runs make cheap.
-  slotAt.sort((a, b) => {
-    const byTrust = trust[b]! - trust[a]!;
-    if (byTrust !== 0) return byTrust;
-    const idA = docIds[a]!;
-    const idB = docIds[b]!;
-    return idA < idB ? -1 : idA > idB ? 1 : 0;
-  });
+  slotAt.sort((a, b) => trust[b]! - trust[a]! || idRanks[a]! - idRanks[b]!);
   const rankOf = new Int32Array(slots);
   for (let rank = 0; rank < slots; rank++) rankOf[slotAt[rank]!] = rank;
   return { rankOf, slotAt };

@@ -136,6 +136,11 @@ export class IndexStore {
   tieOrderStale = false;
   /** The orders were built without tie order (mid-batch compaction): rebuilt at the end of the catch-up. */
   tieOrderDeferred = false;
+  /**
+   * Per base slot, the place of its id among the base slots' ids in ascending order (see `buildIdRanks`): the
+   * ranking's last tie-break as an integer compare. Tail slots have none: their ids are compared as strings.
+   */
+  idRanks = new Int32Array(0);
   /** Per very frequent term, its impact at each base slot (0 = no posting). */
   impactColumns: (Uint16Array | undefined)[] = [];
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */

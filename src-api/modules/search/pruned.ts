@@ -61,7 +61,7 @@ export function prunedSearch(
   const words = (store.slotCount + 31) >>> 5;
   const { requireAll, total } = matchingBits(store, plan, filter, scratch, words);
   const matching = scratch.matching;
-  let top = new TopK(limit, store.trust, store.docIds);
+  let top = new TopK(limit, store);
   pruningStats.blocks = 0;
   pruningStats.scored = 0;
   pruningStats.threshold = 'skipped';
@@ -120,7 +120,7 @@ export function prunedSearch(
     }
     pruningStats.threshold = 'gave up';
     if (top.full) bar = top.worstScore;
-    top = new TopK(limit, store.trust, store.docIds);
+    top = new TopK(limit, store);
     scorer.scoreTails(top);
   }
   let nonEmpty = 0;

@@ -62,7 +62,7 @@ export function prepareFilter(store: IndexStore, filters: SearchFilters): Prepar
 export function browse(store: IndexStore, limit: number, filter: PreparedFilter): SearchHits {
   const { alive, trust, typeCodes, marks } = store;
   const { typeCode, minTrust, capabilityStamp, candidates } = filter;
-  const top = new TopK(limit, trust, store.docIds);
+  const top = new TopK(limit, store);
   let total = 0;
   const consider = (slot: number): void => {
     if (alive[slot] === 0) return;
@@ -145,7 +145,7 @@ function exhaustiveSearch(store: IndexStore, plan: PlannedTerm[], parsed: Parsed
   }
 
   const accumulated = store.accumulated;
-  const top = new TopK(limit, store.trust, store.docIds);
+  const top = new TopK(limit, store);
   for (let i = 0; i < touchedCount; i++) {
     const slot = touched[i]!;
     const mask = masks[slot]!;

@@ -1,13 +1,31 @@
-/** The k best slots by score, then trust score, then id: a bounded min-heap with the worst kept at the root. */
+import type { IndexStore } from './index-store';
+
+/** Off: ties on trust compare id strings for every slot (tests compare the two). */
+export const ID_RANKS = { enabled: true };
+
+/**
+ * The k best slots by score, then trust score, then id: a bounded min-heap with the worst kept at the root.
+ * Between two base slots the id order is their id ranks' (integers from compaction, see `buildIdRanks`);
+ * a tail slot's id is compared as a string.
+ */
 export class TopK {
   private readonly slots: number[] = [];
   private readonly scores: number[] = [];
+  private readonly trust: Float64Array;
+  private readonly ids: string[];
+  private readonly idRanks: Int32Array;
+  /** Slots below this have an id rank. */
+  private readonly ranked: number;
 
   constructor(
     private readonly k: number,
-    private readonly trust: Float64Array,
-    private readonly ids: string[],
-  ) {}
+    store: Pick<IndexStore, 'trust' | 'docIds' | 'idRanks' | 'baseSlotCount'>,
+  ) {
+    this.trust = store.trust;
+    this.ids = store.docIds;
+    this.idRanks = store.idRanks;
+    this.ranked = ID_RANKS.enabled ? Math.min(store.baseSlotCount, store.idRanks.length) : 0;
+  }
 
   get size(): number {
     return this.slots.length;
@@ -51,6 +69,7 @@ export class TopK {
     const trustA = this.trust[slotA]!;
     const trustB = this.trust[slotB]!;
     if (trustA !== trustB) return trustA > trustB;
+    if (slotA < this.ranked && slotB < this.ranked) return this.idRanks[slotA]! < this.idRanks[slotB]!;
     return this.ids[slotA]! < this.ids[slotB]!;
   }
 
