@@ -16,12 +16,15 @@ const at = process.argv.indexOf('--base');
 const baseDir = at > 0 ? process.argv[at + 1] : undefined;
 if (!baseDir) throw new Error('--base DIR is required');
 
+const dataDirs: string[] = [];
+
 async function app(dir: string) {
   const { createConfig, databasePath } = (await import(path.join(dir, 'src-api/config.ts'))) as typeof import('../src-api/config');
   const { openDatabase } = (await import(path.join(dir, 'src-api/db/client.ts'))) as typeof import('../src-api/db/client');
   const { createServices } = (await import(path.join(dir, 'src-api/services.ts'))) as typeof import('../src-api/services');
   const { buildApp } = (await import(path.join(dir, 'src-api/http/app.ts'))) as typeof import('../src-api/http/app');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-headers-ab-'));
+  dataDirs.push(dataDir);
   const config = createConfig({ dataDir, demoData: false });
   const services = createServices({ db: openDatabase(databasePath(config)), config });
   return buildApp({ services, config, adminToken: 'x'.repeat(32) });
@@ -77,3 +80,4 @@ if (process.argv.includes('--time')) {
 }
 await mine.close();
 await base.close();
+for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
