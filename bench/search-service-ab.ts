@@ -4,7 +4,9 @@
  * the project, node_modules linked), the same queries also run through that checkout's SearchService over the
  * same database, alternating rounds, so a busy machine slows both alike: compare the ratios.
  *
- *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base] [--rounds 6] [--classes prefix,exact]
+ * `--ab-id-ranks` instead compares this checkout with itself, TopK breaking ties on id strings ("base") or id ranks.
+ *
+ *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact]
  *
  * The database is generated once per size under the OS temp folder and reused. Not a test.
  */
@@ -16,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import * as ownConfig from '../src-api/config';
 import * as ownClient from '../src-api/db/client';
 import * as ownServices from '../src-api/services';
+import { ID_RANKS } from '../src-api/modules/search/top-k';
 import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
 
 const argument = (name: string): string | undefined => {
@@ -77,6 +80,14 @@ const dataDir = await database();
 const agents = generateAgents(size);
 const variants = [await load('this', undefined, dataDir)];
 if (baseDir) variants.unshift(await load('base', path.resolve(baseDir), dataDir));
+if (process.argv.includes('--ab-id-ranks')) {
+  const own = variants[0]!;
+  const withRanks = (enabled: boolean) => (params: Record<string, unknown>) => {
+    ID_RANKS.enabled = enabled;
+    return own.searchJson(params);
+  };
+  variants.splice(0, 1, { name: 'base', searchJson: withRanks(false) }, { name: 'this', searchJson: withRanks(true) });
+}
 console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
 
 const session = new Session();
