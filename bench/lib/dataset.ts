@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { seededRandom } from '../../src-api/lib/seeded-random';
 
 export interface BenchAgent {
   id: string;
@@ -21,27 +22,8 @@ export interface BenchAgent {
   source_url: string;
 }
 
-/** mulberry32: small, fast, good enough for test data. */
-export function createRandom(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (max: number) => Math.floor(next() * max),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    sample: <T>(items: readonly T[], count: number): T[] => {
-      const chosen = new Set<T>();
-      while (chosen.size < Math.min(count, items.length)) chosen.add(items[Math.floor(next() * items.length)]!);
-      return [...chosen];
-    },
-  };
-}
+/** The generator of the benchmark directory and its queries: the same data on every machine. */
+export const createRandom = seededRandom;
 
 const SYLLABLES = [
   'ka',

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { mulberry32 } from './seeded-random';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
@@ -60,16 +61,10 @@ export function createIdGenerator(random: (bytes: number) => Buffer = randomByte
 
 /** Deterministic bytes from a seed (mulberry32), for demo data that is the same on every machine. */
 export function seededRandomBytes(seed: number): (bytes: number) => Buffer {
-  let state = seed >>> 0;
+  const next = mulberry32(seed);
   return (count) => {
     const buffer = Buffer.alloc(count);
-    for (let i = 0; i < count; i++) {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      buffer[i] = ((t ^ (t >>> 14)) >>> 0) & 0xff;
-    }
+    for (let i = 0; i < count; i++) buffer[i] = next() & 0xff;
     return buffer;
   };
 }

@@ -3,19 +3,9 @@ import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { seededRandom } from '../../src-api/lib/seeded-random';
 
-/** mulberry32, so a failing sequence of writes and searches can be replayed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { int: (max: number) => Math.floor(next() * max), pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]! };
-}
+const random = seededRandom;
 
 const WORDS = ['quillon', 'vellum', 'rondel', 'gorget', 'pauldron', 'tasset'];
 

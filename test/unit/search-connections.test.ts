@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CONNECTION_WEIGHTS, SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
+import { seededRandom } from '../../src-api/lib/seeded-random';
 
-/** A tiny deterministic generator (mulberry32). */
+/** Deterministic, with skewed picks: low indexes far more often, so some tags are on most agents and others on a few. */
 function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  // Skewed picks: low indexes far more often, so some tags are on most agents and others on a few.
+  const { next } = seededRandom(seed);
   const skewed = (n: number) => Math.floor(n * next() ** 3);
   return { next, skewed };
 }

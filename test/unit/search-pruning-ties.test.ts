@@ -8,23 +8,9 @@ import { SWEEP } from '../../src-api/modules/search/sweep';
 import { SLOT_SCORER, thresholdStats, TIE_ORDER } from '../../src-api/modules/search/threshold';
 import { ID_RANKS } from '../../src-api/modules/search/top-k';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { seededRandom } from '../../src-api/lib/seeded-random';
 
-/** mulberry32: reproducible random corpora, so a failure names its seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (max: number) => Math.floor(next() * max),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
+const random = seededRandom;
 
 // Words in about a third of the descriptions each, once, among fillers of few lengths: long runs of equal impacts,
 // so scores tie and the ranking's tie-break (trust, then id) decides, as on the bench's data.

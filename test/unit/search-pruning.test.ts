@@ -4,23 +4,9 @@ import { BLOCK_SIZE } from '../../src-api/modules/search/accelerators';
 import { IMPACT_ORDER } from '../../src-api/modules/search/impact-orders';
 import { BOUND_ORDER_BLOCKS, pruningStats, THRESHOLD } from '../../src-api/modules/search/pruned';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { seededRandom } from '../../src-api/lib/seeded-random';
 
-/** mulberry32: reproducible random corpora, so a failure names its seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (max: number) => Math.floor(next() * max),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
+const random = seededRandom;
 
 // A small vocabulary with skew: a few words in most agents, word forms ("deploy", "deploys", "deployment"), prefixes, near misses.
 const COMMON = ['agent', 'data', 'workflow', 'model'];
