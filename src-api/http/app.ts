@@ -1,4 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
+import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -25,7 +26,7 @@ import {
   applyCorsHeaders,
   checkHost,
   clientErrorHandler,
-  installCors,
+  corsOptions,
   createMethodIndex,
   installMethodHandling,
   transportServerOptions,
@@ -94,7 +95,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   // Before any route, so that its onResponse hook counts them all.
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
-  installCors(app, API_PREFIX);
+  await app.register(fastifyCors, corsOptions(API_PREFIX));
   app.addHook('onRequest', checkHost);
 
   app.setValidatorCompiler(validatorCompiler);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { TransportConfig, TrustProxy } from '../config';
@@ -178,71 +179,52 @@ const NO_CORS_PREFIXES = ['/me', '/accounts', '/sessions'];
 /** The one POST a browser on another origin may send. */
 const CROSS_ORIGIN_POSTS = ['/agents/search'];
 
-type CorsPolicy = false | 'read' | 'readAndPost';
-
 /**
- * The CORS policy of a request URL: any origin may read the public API (GET, HEAD; POST for
+ * The CORS policy of a request path: any origin may read the public API (GET, HEAD; POST for
  * search only); `/trpc`, `/me` and everything outside the API get no CORS headers at all.
- * (Index arithmetic, no split, regex or array: this runs for every request.)
  */
-function corsPolicy(url: string, apiPrefix: string): CorsPolicy {
-  const query = url.indexOf('?');
-  let end = query === -1 ? url.length : query;
-  // Trailing slashes do not count.
-  while (end > 0 && url.charCodeAt(end - 1) === 47) end--;
-  if (end < apiPrefix.length || !url.startsWith(apiPrefix)) return false;
-  if (end > apiPrefix.length && url.charCodeAt(apiPrefix.length) !== 47) return false;
-  const inner = end > apiPrefix.length ? url.slice(apiPrefix.length, end) : '/';
-  for (const prefix of NO_CORS_PREFIXES) {
-    if (inner === prefix || (inner.startsWith(prefix) && inner.charCodeAt(prefix.length) === 47)) return false;
-  }
-  return CROSS_ORIGIN_POSTS.includes(inner) ? 'readAndPost' : 'read';
-}
-
-/** The CORS policy of a request path, with the methods another origin may use (false: no CORS headers). */
 export function corsPolicyFor(url: string, apiPrefix: string): false | { methods: string[] } {
-  const policy = corsPolicy(url, apiPrefix);
-  return policy && { methods: policy === 'readAndPost' ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD'] };
+  const path = (url.split('?')[0] ?? '/').replace(/\/+$/, '');
+  if (path !== apiPrefix && !path.startsWith(`${apiPrefix}/`)) return false;
+  const inner = path.slice(apiPrefix.length) || '/';
+  if (NO_CORS_PREFIXES.some((prefix) => inner === prefix || inner.startsWith(`${prefix}/`))) return false;
+  return { methods: CROSS_ORIGIN_POSTS.includes(inner) ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD'] };
 }
 
-const EXPOSED_HEADERS = API_EXPOSED_HEADERS.join(', ');
-const ALLOWED_HEADERS = 'Content-Type, Authorization, X-API-Key';
-const MAX_AGE_SECONDS = '600';
-
-/**
- * The CORS policy above on every request, as an onRequest hook; the headers are made once, not per request.
- * It answers as @fastify/cors 11 did with a per-request delegator (origin '*', the exposed headers,
- * `Vary: Origin` on every answer, a lenient preflight) without its two option copies per request
- * (about 6 % of a cheap search). Preflights (any OPTIONS in a CORS path, with or without Origin)
- * are answered 204 here; an OPTIONS elsewhere falls to the catch-all OPTIONS route, which answers 404.
- */
-export function installCors(app: FastifyInstance, apiPrefix: string): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    // Every answer varies by Origin (the policy is chosen per request).
-    const vary = reply.getHeader('Vary');
-    if (!vary) reply.header('Vary', 'Origin');
-    else if (vary !== '*' && !String(vary).toLowerCase().split(/\s*,\s*/).includes('origin')) reply.header('Vary', `${String(vary)}, Origin`);
-    const policy = corsPolicy(request.url, apiPrefix);
-    if (!policy) return done();
-    reply.header('Access-Control-Allow-Origin', '*');
-    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-    if (request.raw.method !== 'OPTIONS') return done();
-    // A preflight, or a bare OPTIONS (no Origin): 204, not a text/plain 400; onSend adds Allow to the bare one.
-    reply.header('Access-Control-Allow-Methods', policy === 'readAndPost' ? 'GET, HEAD, POST' : 'GET, HEAD');
-    reply.header('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-    reply.header('Access-Control-Max-Age', MAX_AGE_SECONDS);
-    // Safari (and others) need Content-Length 0 on a 204 or they wait for a body.
-    void reply.code(204).header('Content-Length', '0').send();
-  });
-  // Lets the router accept OPTIONS on any path; the hook above answers those in CORS paths before it runs.
-  app.options('*', { schema: { hide: true } }, (_request, reply) => {
-    reply.callNotFound();
-  });
+/** @fastify/cors options: the policy above, per request, with the exposed headers and a lenient bare OPTIONS. */
+export function corsOptions(apiPrefix: string): FastifyCorsOptions {
+  // Made once per method list, not per request (@fastify/cors copies them anyway).
+  const none = { origin: false } as const;
+  const byMethods = new Map<string, FastifyCorsOptions>();
+  const optionsFor = (methods: string[]): FastifyCorsOptions => {
+    const key = methods.join(',');
+    let options = byMethods.get(key);
+    if (options === undefined) {
+      options = {
+        origin: '*',
+        methods,
+        allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
+        exposedHeaders: API_EXPOSED_HEADERS,
+        maxAge: 600,
+        // A bare OPTIONS (no Origin) is answered 204 with Allow, not a text/plain 400.
+        strictPreflight: false,
+      };
+      byMethods.set(key, options);
+    }
+    return options;
+  };
+  return {
+    hook: 'onRequest',
+    delegator: (request, callback) => {
+      const policy = corsPolicyFor(request.url ?? '/', apiPrefix);
+      callback(null, policy ? optionsFor(policy.methods) : none);
+    },
+  };
 }
 
 /** The CORS headers for answers that skip the hooks (framework errors before routing). */
 export function applyCorsHeaders(request: FastifyRequest, reply: FastifyReply, apiPrefix: string): void {
-  if (!corsPolicy(request.url, apiPrefix)) return;
+  if (!corsPolicyFor(request.url, apiPrefix)) return;
   reply.header('Access-Control-Allow-Origin', '*');
-  reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  reply.header('Access-Control-Expose-Headers', API_EXPOSED_HEADERS.join(', '));
 }
