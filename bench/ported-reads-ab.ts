@@ -14,10 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { openDatabase } from '../src-api/db/client';
+import { inTransaction, openDatabase } from '../src-api/db/client';
 import { sqliteStore } from '../src-api/db/store-sqlite';
 import type { AgentsService } from '../src-api/modules/agents/agents.service';
 import { agents } from '../src-api/modules/agents/agents.table';
+import { createKeyUsage } from '../src-api/modules/keys/key-usage';
 import { createAuditService } from '../src-api/modules/audit/audit.service';
 import { auditLog } from '../src-api/modules/audit/audit.table';
 import { reviewReplies } from '../src-api/modules/owners/owners.table';
@@ -91,7 +92,12 @@ function listVisibleBefore(agentId: string, query: { page: number; limit: number
     .limit(query.limit)
     .offset((query.page - 1) * query.limit)
     .all();
-  return { items: rows.map(({ review, reply }) => toReview(review, reply)), page: query.page, limit: query.limit, total: countWhere(where) };
+  return {
+    items: rows.map(({ review, reply }) => toReview(review, reply)),
+    page: query.page,
+    limit: query.limit,
+    total: countWhere(where),
+  };
 }
 function auditListBefore(entityId: string) {
   const where = eq(auditLog.entityId, entityId);
@@ -105,6 +111,46 @@ function auditListBefore(entityId: string) {
   return { items, total: db.select({ n: count() }).from(auditLog).where(where).get()?.n ?? 0 };
 }
 
+// Key usage, before the port (1e46672's key-usage.ts, record and flush): counts in a Map,
+// flushed by a prepared upsert per (key, day) in one sync transaction.
+function createKeyUsageBefore(now: () => Date) {
+  let pending = new Map<string, { keyId: string; day: string; requests: number; rateLimited: number }>();
+  const upsert = db.$client.prepare(
+    `INSERT INTO key_usage_daily (key_id, day, requests, rate_limited) VALUES (?, ?, ?, ?)
+     ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + excluded.requests, rate_limited = rate_limited + excluded.rate_limited`,
+  );
+  return {
+    record(keyId: string, rateLimited: boolean) {
+      const day = now().toISOString().slice(0, 10);
+      const mapKey = `${keyId}\u0000${day}`;
+      const entry = pending.get(mapKey) ?? { keyId, day, requests: 0, rateLimited: 0 };
+      entry.requests++;
+      if (rateLimited) entry.rateLimited++;
+      pending.set(mapKey, entry);
+    },
+    flush() {
+      const batch = pending;
+      pending = new Map();
+      inTransaction(db, () => {
+        for (const entry of batch.values()) upsert.run(entry.keyId, entry.day, entry.requests, entry.rateLimited);
+      });
+    },
+  };
+}
+const KEYS_PER_FLUSH = 50;
+const usageNow = () => new Date('2025-03-01T12:00:00Z');
+const keyUsageBefore = createKeyUsageBefore(usageNow);
+const keyUsage = createKeyUsage({ store, clock: { now: usageNow } });
+/** Three requests for each of 50 keys, then a flush (the write that runs every few seconds). */
+function recordAndFlush(usage: { record(keyId: string, rateLimited: boolean): void; flush(): unknown }, i: number) {
+  for (let k = 0; k < KEYS_PER_FLUSH; k++) {
+    usage.record(`key_${(i + k) % 500}`, k % 2 === 1);
+    usage.record(`key_${(i + k) % 500}`, false);
+    usage.record(`key_${(i + k) % 500}`, false);
+  }
+  return usage.flush();
+}
+
 type Variant = { name: string; run: (i: number) => unknown };
 const variants: Variant[] = [
   { name: 'reviews.listVisible before (sync Db)', run: (i) => listVisibleBefore(ids[i % ids.length]!, { page: 1, limit: 20 }) },
@@ -114,6 +160,8 @@ const variants: Variant[] = [
     name: 'audit.list by entity after (Store)',
     run: (i) => auditService.list({ page: 1, limit: 20, entityId: `rev_${(i * 7919) % (agentCount * perAgent)}` }),
   },
+  { name: `key usage, ${KEYS_PER_FLUSH} keys × 3 + flush, before`, run: (i) => recordAndFlush(keyUsageBefore, i) },
+  { name: `key usage, ${KEYS_PER_FLUSH} keys × 3 + flush, after`, run: (i) => recordAndFlush(keyUsage, i) },
 ];
 
 async function measure(variant: Variant, n: number): Promise<number> {

@@ -140,7 +140,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       await app.close();
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       await services.mailWorker.stop();
-      services.keyUsage.flush();
+      await services.keyUsage.flush();
       db.$client.close();
       await redis?.quit();
     },

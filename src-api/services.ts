@@ -75,7 +75,7 @@ export function createServices({
   const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService(base);
   const keys = createKeysService({ ...base, audit });
-  const keyUsage = createKeyUsage(base);
+  const keyUsage = createKeyUsage({ store, clock });
   // Limits (contract section 3): the request windows and failed sign-ins, counted in Redis when there is one, else here.
   const rateLimits = redis ? createRedisRateLimiter(config.rateLimit, redis) : createRateLimiter(config.rateLimit);
   const signInOptions = {

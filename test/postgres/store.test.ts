@@ -147,7 +147,8 @@ describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
     expect(await versionOf('agt_counter')).toBe(2);
     // SQLite: the second waits for the first to end, never nests into it. PostgreSQL: both begin, the row lock orders them.
     if (dialect === 'sqlite') expect(log).toEqual(['a begins', 'a commits', 'b begins', 'b commits']);
-    else expect(log).toEqual(['a begins', 'b begins', 'a commits', 'b commits']);
+    // (Which BEGIN a pooled connection answers first is up to the server: under load b may begin first.)
+    else expect(log.slice(0, 2).sort()).toEqual(['a begins', 'b begins']);
   });
 
   it('a waiting transaction keeps its writes when the one before it rolls back', async () => {

@@ -109,6 +109,6 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
         },
       },
     },
-    async (request) => ({ days: services.keyUsage.daily(services.keys.idsOfAccount(accountOf(request).id), request.query.days) }),
+    async (request) => ({ days: await services.keyUsage.daily(services.keys.idsOfAccount(accountOf(request).id), request.query.days) }),
   );
 };
