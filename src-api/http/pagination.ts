@@ -25,8 +25,7 @@ const PLAIN_QUERY = /^[\w%&=+.~*,:;!()/?@$-]*$/;
  * Anything else goes through `new URL`, so the links are the same either way.
  */
 export function pageLinks(url: string, page: { page: number; limit: number; total: number }, query?: URLSearchParams): string | undefined {
-  const lastPage = Math.max(1, Math.ceil(page.total / page.limit));
-  if (page.page >= lastPage && page.page <= 1) return undefined;
+  if (page.page >= lastPageOf(page) && page.page <= 1) return undefined;
   const mark = url.indexOf('?');
   const path = mark < 0 ? url : url.slice(0, mark);
   const search = mark < 0 ? '' : url.slice(mark + 1);
@@ -37,7 +36,7 @@ export function pageLinks(url: string, page: { page: number; limit: number; tota
     params.set('limit', String(page.limit));
     return `<${path}?${params.toString()}>; rel="${rel}"`;
   };
-  return linksOf(page, lastPage, link);
+  return linksOf(page, link);
 }
 
 /** The same through `new URL` (any URL; the reference the hand-split form must equal). */
@@ -53,10 +52,13 @@ export function pageLinksViaUrl(
     parsed.searchParams.set('limit', String(page.limit));
     return `<${parsed.pathname}${parsed.search}>; rel="${rel}"`;
   };
-  return linksOf(page, Math.max(1, Math.ceil(page.total / page.limit)), link);
+  return linksOf(page, link);
 }
 
-function linksOf(page: { page: number }, lastPage: number, link: (target: number, rel: string) => string): string | undefined {
+const lastPageOf = (page: { limit: number; total: number }): number => Math.max(1, Math.ceil(page.total / page.limit));
+
+function linksOf(page: { page: number; limit: number; total: number }, link: (target: number, rel: string) => string): string | undefined {
+  const lastPage = lastPageOf(page);
   const links: string[] = [];
   if (page.page < lastPage) links.push(link(page.page + 1, 'next'));
   if (page.page > 1) links.push(link(Math.min(page.page - 1, lastPage), 'prev'));

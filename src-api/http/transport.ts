@@ -179,6 +179,10 @@ const NO_CORS_PREFIXES = ['/me', '/accounts', '/sessions'];
 /** The one POST a browser on another origin may send. */
 const CROSS_ORIGIN_POSTS = ['/agents/search'];
 
+// The two policies there are, made once: corsOptions keys its plugin options by them.
+const READ_ONLY = { methods: ['GET', 'HEAD'] };
+const READ_AND_POST = { methods: ['GET', 'HEAD', 'POST'] };
+
 /**
  * The CORS policy of a request path: any origin may read the public API (GET, HEAD; POST for
  * search only); `/trpc`, `/me` and everything outside the API get no CORS headers at all.
@@ -188,36 +192,28 @@ export function corsPolicyFor(url: string, apiPrefix: string): false | { methods
   if (path !== apiPrefix && !path.startsWith(`${apiPrefix}/`)) return false;
   const inner = path.slice(apiPrefix.length) || '/';
   if (NO_CORS_PREFIXES.some((prefix) => inner === prefix || inner.startsWith(`${prefix}/`))) return false;
-  return { methods: CROSS_ORIGIN_POSTS.includes(inner) ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD'] };
+  return CROSS_ORIGIN_POSTS.includes(inner) ? READ_AND_POST : READ_ONLY;
 }
 
 /** @fastify/cors options: the policy above, per request, with the exposed headers and a lenient bare OPTIONS. */
 export function corsOptions(apiPrefix: string): FastifyCorsOptions {
-  // Made once per method list, not per request (@fastify/cors copies them anyway).
+  // Made once per policy, not per request (@fastify/cors copies them anyway).
   const none = { origin: false } as const;
-  const byMethods = new Map<string, FastifyCorsOptions>();
-  const optionsFor = (methods: string[]): FastifyCorsOptions => {
-    const key = methods.join(',');
-    let options = byMethods.get(key);
-    if (options === undefined) {
-      options = {
-        origin: '*',
-        methods,
-        allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
-        exposedHeaders: API_EXPOSED_HEADERS,
-        maxAge: 600,
-        // A bare OPTIONS (no Origin) is answered 204 with Allow, not a text/plain 400.
-        strictPreflight: false,
-      };
-      byMethods.set(key, options);
-    }
-    return options;
-  };
+  const optionsFor = ({ methods }: { methods: string[] }): FastifyCorsOptions => ({
+    origin: '*',
+    methods,
+    allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
+    exposedHeaders: API_EXPOSED_HEADERS,
+    maxAge: 600,
+    // A bare OPTIONS (no Origin) is answered 204 with Allow, not a text/plain 400.
+    strictPreflight: false,
+  });
+  const byPolicy = new Map([READ_ONLY, READ_AND_POST].map((policy) => [policy, optionsFor(policy)]));
   return {
     hook: 'onRequest',
     delegator: (request, callback) => {
       const policy = corsPolicyFor(request.url ?? '/', apiPrefix);
-      callback(null, policy ? optionsFor(policy.methods) : none);
+      callback(null, policy ? byPolicy.get(policy)! : none);
     },
   };
 }
