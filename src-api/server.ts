@@ -103,7 +103,10 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // Agent Cards older than a week are fetched again (If-None-Match); checked hourly, a bounded batch each time.
   const hourlyAgentCards = setInterval(
     () => {
-      services.agentCards.refetchDue().catch(reportBackgroundError('Agent Card re-fetch'));
+      // One process at a time (on PostgreSQL, an advisory lock): the others skip this hour's batch.
+      services.store
+        .runExclusive('agent-card-refetch', () => services.agentCards.refetchDue())
+        .catch(reportBackgroundError('Agent Card re-fetch'));
     },
     60 * 60 * 1000,
   );
@@ -111,7 +114,9 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // Verified ownership is re-checked when due (weekly by default); looked for hourly, a bounded batch each time.
   const hourlyOwnershipRechecks = setInterval(
     () => {
-      services.claims.recheckDue().catch(reportBackgroundError('Ownership re-check'));
+      services.store
+        .runExclusive('ownership-recheck', () => services.claims.recheckDue())
+        .catch(reportBackgroundError('Ownership re-check'));
     },
     60 * 60 * 1000,
   );

@@ -4,7 +4,7 @@ import { PgTable } from 'drizzle-orm/pg-core';
 import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
 import * as schemaPg from './schema-pg';
 import type { Db } from './client';
-import type { Store, Tables } from './store';
+import type { ExclusiveRun, Store, Tables } from './store';
 import { sqliteTables } from './store-sqlite';
 
 /**
@@ -83,6 +83,31 @@ export function pgStore(pg: PgDb): Store {
       // Inside a transaction drizzle makes the nested one a savepoint (and ignores the isolation level).
       if (outer) return outer.tx.transaction(body);
       return pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
+    },
+
+    async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {
+      // A session lock on a connection of its own, held while `work` runs on others: try, never wait
+      // (another process is doing the job). The key is a 64-bit hash of the job's name, in a namespace
+      // of ours so it cannot meet the migration lock's key.
+      const holder = await pg.$client.connect();
+      const key = `agentdir job: ${job}`;
+      // A holder whose connection breaks (the server restarted) has lost the lock with it: noted, and
+      // the connection is discarded rather than returned to the pool.
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken = error);
+      holder.on('error', onError);
+      try {
+        const { rows } = await holder.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [key]);
+        if (!rows[0]?.locked) return { ran: false };
+        try {
+          return { ran: true, value: await work() };
+        } finally {
+          await holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(onError);
+        }
+      } finally {
+        holder.off('error', onError);
+        holder.release(broken);
+      }
     },
 
     get inTransaction() {

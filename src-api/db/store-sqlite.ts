@@ -4,7 +4,7 @@ import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { createMutex } from '../lib/mutex';
 import type { Db } from './client';
 import * as schema from './schema';
-import type { Store, Tables } from './store';
+import type { ExclusiveRun, Store, Tables } from './store';
 
 /**
  * The Store on SQLite: drizzle over the one better-sqlite3 connection, whose
@@ -47,6 +47,8 @@ function createSqliteStore(db: Db): Store {
   const commit = client.prepare('COMMIT');
   const rollback = client.prepare('ROLLBACK');
   const tables = sqliteTables();
+  // The background jobs running now (runExclusive): within one process, one run of each at a time.
+  const runningJobs = new Set<string>();
 
   const current = (): Scope | undefined => {
     const scope = scopes.getStore();
@@ -107,6 +109,16 @@ function createSqliteStore(db: Db): Store {
         }
       } finally {
         release();
+      }
+    },
+
+    async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {
+      if (runningJobs.has(job)) return { ran: false };
+      runningJobs.add(job);
+      try {
+        return { ran: true, value: await work() };
+      } finally {
+        runningJobs.delete(job);
       }
     },
 

@@ -31,6 +31,9 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
 }
 
+/** What runExclusive did: ran the job (and what it returned), or skipped it because another process holds it. */
+export type ExclusiveRun<T> = { ran: true; value: T } | { ran: false };
+
 export interface Store {
   readonly dialect: Dialect;
   /**
@@ -74,6 +77,15 @@ export interface Store {
    * (and a PostgreSQL connection) for as long as it runs.
    */
   transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs a periodic background job (trust refresh, ownership re-checks, Agent Card re-fetches)
+   * unless another process is running the job of the same name: then it resolves at once with
+   * `{ ran: false }`, and this run is skipped, not queued (the job runs again on its next tick).
+   * PostgreSQL: a session advisory lock, held on a pooled connection for as long as `work` runs;
+   * a process that dies frees it with its connection. SQLite: one process's own jobs never
+   * overlap; processes sharing one file each run theirs (the single-server setup).
+   */
+  runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>>;
   /** True inside a transaction() callback (for helpers that must run in the caller's transaction). */
   readonly inTransaction: boolean;
   /** Closes what the store opened (the PostgreSQL pool); a SQLite store leaves its connection to its owner. */
