@@ -84,8 +84,8 @@ export function createServices({
     enabled: config.rateLimit.enabled,
   };
   const signInLimits = redis ? createRedisSignInLimiter(signInOptions, redis) : createSignInLimiter(signInOptions);
-  const accounts = createAccountsService({ ...base, config, mail, publicUrl, audit, signInLimits });
-  const accountRecords = createAccountRecords(base);
+  const accounts = createAccountsService({ ...base, store, config, mail, publicUrl, audit, signInLimits });
+  const accountRecords = createAccountRecords({ db, store });
   // Closing an account revokes its keys, detaches its records (they stay, without an owner) and removes its endpoints (below).
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
@@ -117,13 +117,13 @@ export function createServices({
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
     recheckStrikes: config.ownershipRecheckStrikes,
-    accountOf: (accountId) => accounts.find(accountId),
+    accountOf: (accountId) => accounts.findSync(accountId),
     queueMail: (message) => void mail.queue(message),
     quotas: config.rateLimit.enabled,
   });
   // What owners do to their agents (all through the agents write path), and the queue of their renames.
   const owners = createOwnersService({ ...base, agents, audit });
-  const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.find(accountId) });
+  const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.findSync(accountId) });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, events, audit });

@@ -19,11 +19,14 @@ const parseEmail = argParser((value: string) => {
 const roleOption = (description: string) => new Option('--role <role>', description).choices(ACCOUNT_ROLES);
 
 async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new CliError('--password-stdin reads the password from a pipe, e.g. `printf %s "$PASSWORD" | npm run cli -- …`');
+  if (process.stdin.isTTY)
+    throw new CliError('--password-stdin reads the password from a pipe, e.g. `printf %s "$PASSWORD" | npm run cli -- …`');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   // One trailing newline (echo, a heredoc) is not part of the password.
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 export function registerAccountsCommand(program: Command): void {
@@ -68,10 +71,15 @@ export function registerAccountsCommand(program: Command): void {
       .addOption(roleOption('only accounts with this role'))
       .option('--search <text>', 'part of the e-mail or the name'),
   ).action(async (flags: DataDirFlags & { role?: AccountRole; search?: string }) => {
-    const list = await withServices(flags, ({ accounts: service }) => {
+    const list = await withServices(flags, async ({ accounts: service }) => {
       const all = [];
       for (let page = 1; ; page++) {
-        const result = service.list({ page, limit: 100, ...(flags.role && { role: flags.role }), ...(flags.search && { q: flags.search }) });
+        const result = await service.list({
+          page,
+          limit: 100,
+          ...(flags.role && { role: flags.role }),
+          ...(flags.search && { q: flags.search }),
+        });
         all.push(...result.items);
         if (page * 100 >= result.total) return all;
       }

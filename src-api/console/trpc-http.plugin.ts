@@ -29,13 +29,19 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * account with a role (people, signed in with e-mail and password). A sent
  * token that is wrong is refused outright, never read as "try the cookie".
  */
-function authenticate(services: Services, adminToken: string, request: FastifyRequest): ConsolePrincipal | ReturnType<typeof problem> {
+async function authenticate(
+  services: Services,
+  adminToken: string,
+  request: FastifyRequest,
+): Promise<ConsolePrincipal | ReturnType<typeof problem>> {
   const token = bearerToken(request.headers.authorization);
   if (token !== undefined) {
-    return isAdminToken(token, adminToken) ? ADMIN_TOKEN_PRINCIPAL : problem(401, 'unauthorized', 'Unauthorized', 'The admin token is not valid');
+    return isAdminToken(token, adminToken)
+      ? ADMIN_TOKEN_PRINCIPAL
+      : problem(401, 'unauthorized', 'Unauthorized', 'The admin token is not valid');
   }
   const session = sessionTokenOf(request);
-  const account = session ? services.accounts.authenticateSession(session) : undefined;
+  const account = session ? await services.accounts.authenticateSession(session) : undefined;
   if (!account) {
     return problem(
       401,
@@ -47,13 +53,18 @@ function authenticate(services: Services, adminToken: string, request: FastifyRe
     );
   }
   if (account.roles.length === 0) {
-    return problem(403, 'console_role_required', 'Forbidden', 'This account has no console role; an admin can grant "moderator" or "admin"');
+    return problem(
+      403,
+      'console_role_required',
+      'Forbidden',
+      'This account has no console role; an admin can grant "moderator" or "admin"',
+    );
   }
   // The cookie rides along on requests other sites make; only our own pages may change anything with it.
   if (!SAFE_METHODS.has(request.method) && isCrossSiteRequest(request, services.publicUrl.get())) {
     return problem(403, 'cross_site_request', 'Forbidden', 'Requests that change anything must come from the console itself');
   }
-  const row = services.accounts.find(account.id)!;
+  const row = (await services.accounts.find(account.id))!;
   return { actor: accountActor(row), via: 'account', roles: account.roles, account };
 }
 
@@ -70,7 +81,7 @@ export function trpcHttpPlugin({ services, adminToken }: TrpcHttpOptions): Fasti
     });
 
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-      const outcome = authenticate(services, adminToken, request);
+      const outcome = await authenticate(services, adminToken, request);
       if ('actor' in outcome) {
         request.consolePrincipal = outcome;
         return;

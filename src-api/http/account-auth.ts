@@ -44,15 +44,15 @@ export function requireAccount(services: Services) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     if (request.apiKeyId !== undefined) {
       const accountId = services.keys.accountOf(request.apiKeyId);
-      const row = accountId ? services.accounts.find(accountId) : undefined;
+      const row = accountId ? await services.accounts.find(accountId) : undefined;
       if (!row || row.disabledAt)
         throw new UnauthorizedError('This API key belongs to no account; /me takes a key issued from the dashboard, or the session cookie');
-      request.account = services.accounts.get(row.id);
+      request.account = await services.accounts.get(row.id);
       request.accountVia = 'key';
       return;
     }
     const token = sessionTokenOf(request);
-    const account = token ? services.accounts.authenticateSession(token) : undefined;
+    const account = token ? await services.accounts.authenticateSession(token) : undefined;
     if (!account)
       throw new UnauthorizedError(
         'Sign in first (POST /api/v1/sessions), or send an API key of the account as "Authorization: Bearer adk_…"',
@@ -70,11 +70,11 @@ export function requireAccount(services: Services) {
  * its keys, or its session cookie when the request comes from the site itself
  * (a cross-site form must not write in someone's name); null when anonymous.
  */
-export function writerAccountId(services: Services, request: FastifyRequest): string | null {
+export async function writerAccountId(services: Services, request: FastifyRequest): Promise<string | null> {
   if (request.apiKeyId !== undefined) return services.keys.accountOf(request.apiKeyId);
   const token = sessionTokenOf(request);
   if (!token || isCrossSiteRequest(request, services.publicUrl.get())) return null;
-  return services.accounts.authenticateSession(token)?.id ?? null;
+  return (await services.accounts.authenticateSession(token))?.id ?? null;
 }
 
 /** The account set by requireAccount (for handlers behind it). */

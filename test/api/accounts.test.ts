@@ -64,7 +64,7 @@ describe('sign-up and e-mail verification', () => {
     expect((await json(badEmail)).code).toBe('validation_failed');
     const extra = await server.post('/accounts', { email: 'x@example.test', password: GOOD_PASSWORD, name: 'X', role: 'admin' });
     expect(extra.status).toBe(400);
-    expect(server.services.accounts.list({ page: 1, limit: 100, q: 'weak@' }).total).toBe(0);
+    expect((await server.services.accounts.list({ page: 1, limit: 100, q: 'weak@' })).total).toBe(0);
     expect((await server.post('/accounts/verify-email', { token: 'nonsense' })).status).toBe(400);
   });
 });
@@ -186,7 +186,7 @@ describe('closing an account', () => {
     const closed = await withCookie(server, cookie)('/me', { method: 'DELETE', headers: { origin: server.origin } });
     expect(closed.status).toBe(204);
     expect((await withCookie(server, cookie)('/me')).status).toBe(401);
-    expect(server.services.accounts.find(account.id)).toBeUndefined();
+    expect(await server.services.accounts.find(account.id)).toBeUndefined();
     expect((await server.post('/sessions', { email: 'close@example.test', password: GOOD_PASSWORD })).status).toBe(401);
   });
 });

@@ -9,8 +9,8 @@ const roleChange = byId.extend({ role: accountRoleSchema });
 /** The console's Accounts screen (admins only): list and search, create, roles, disable. */
 export const accountsRouter = router({
   /** Newest first; `q` matches any part of the e-mail or the name, or an exact account id; `role` narrows to holders of a role. */
-  list: adminRoleProcedure.input(listAccountsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.accounts.list(input);
+  list: adminRoleProcedure.input(listAccountsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.accounts.list(input);
     return { accounts: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
@@ -27,7 +27,7 @@ export const accountsRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       const created = await ctx.services.accounts.createVerified(input, ctx.actor);
-      return { account: ctx.services.accounts.getAdmin(created.account.id), set_password_url: created.setPasswordUrl ?? null };
+      return { account: await ctx.services.accounts.getAdmin(created.account.id), set_password_url: created.setPasswordUrl ?? null };
     }),
 
   grantRole: adminRoleProcedure

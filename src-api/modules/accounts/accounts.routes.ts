@@ -135,7 +135,7 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const token = sessionTokenOf(request);
-      if (token) services.accounts.signOut(token);
+      if (token) await services.accounts.signOut(token);
       clearSessionCookie(services, reply);
       return reply.code(204).send(null);
     },

@@ -1,6 +1,8 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Config } from '../../config';
 import { inTransaction, type Db } from '../../db/client';
+import { containsText } from '../../db/dialect-sql';
+import type { Store } from '../../db/store';
 import {
   ConflictError,
   EmailNotVerifiedError,
@@ -31,7 +33,10 @@ const RESET_TTL_MS = 1 * HOUR;
 const SET_PASSWORD_TTL_MS = 72 * HOUR;
 
 export interface AccountsServiceDeps {
+  /** The writes that queue mail or record audit entries still run in sync transactions on it (README.md step 2). */
   db: Db;
+  /** The reads, sessions and sign-in run through the data-access seam, on SQLite and PostgreSQL alike. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   config: Pick<Config, 'accounts' | 'rateLimit'>;
@@ -71,9 +76,19 @@ export const accountActor = (row: Pick<AccountRow, 'id' | 'email'>): string => `
  * caller whether an address has an account: sign-up and reset answer the same,
  * and sign-in spends the same hashing time for unknown addresses.
  */
-export function createAccountsService({ db, clock, ids, config, mail, publicUrl, audit, signInLimits: limiter }: AccountsServiceDeps) {
+export function createAccountsService({
+  db,
+  store,
+  clock,
+  ids,
+  config,
+  mail,
+  publicUrl,
+  audit,
+  signInLimits: limiter,
+}: AccountsServiceDeps) {
   const tokens = createOneTimeTokens({ db, clock, ids });
-  const sessions = createSessions({ db, clock, ids, config: config.accounts });
+  const sessions = createSessions({ db, store, clock, ids, config: config.accounts });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
   const renameHooks: Array<(accountId: string, name: string) => void> = [];
@@ -87,6 +102,22 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
   const byId = (id: string): AccountRow | undefined => db.select().from(accounts).where(eq(accounts.id, id)).get();
   const requireRow = (id: string): AccountRow => {
     const row = byId(id);
+    if (!row) throw new NotFoundError('Account', id);
+    return row;
+  };
+  /** The same lookups through the store (the ported methods). */
+  const findByEmail = (email: string): Promise<AccountRow | undefined> =>
+    store.first(
+      store.db
+        .select()
+        .from(store.t.accounts)
+        .where(eq(store.t.accounts.emailKey, emailKeyOf(email)))
+        .limit(1),
+    );
+  const findById = (id: string): Promise<AccountRow | undefined> =>
+    store.first(store.db.select().from(store.t.accounts).where(eq(store.t.accounts.id, id)).limit(1));
+  const loadRow = async (id: string): Promise<AccountRow> => {
+    const row = await findById(id);
     if (!row) throw new NotFoundError('Account', id);
     return row;
   };
@@ -178,27 +209,27 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
       // Counted as a failure from the start (with the check, in one step), taken back once the password is right.
       const started = await limiter.begin(limitKeys);
       if ('wait' in started) throw new RateLimitedError(started.wait, 'sign-in');
-      const row = byEmail(email);
+      const row = await findByEmail(email);
       const ok = row?.passwordHash ? await verifyPassword(row.passwordHash, password) : await verifyAgainstDummy(password);
       if (!row || !ok) throw new InvalidCredentialsError();
       const signedIn = !row.disabledAt && row.emailVerifiedAt !== null;
       await limiter.settle(limitKeys, started.attempt, signedIn);
       if (row.disabledAt) throw new ForbiddenError('This account has been disabled by an administrator', 'account_disabled');
       if (!row.emailVerifiedAt) throw new EmailNotVerifiedError();
-      const session = inTransaction(db, () => sessions.create(row.id));
+      const session = await sessions.create(row.id);
       return { account: toAccount(row), ...session };
     },
 
     /** The account of a live session cookie, or undefined. */
-    authenticateSession(token: string): Account | undefined {
-      const accountId = sessions.authenticate(token);
+    async authenticateSession(token: string): Promise<Account | undefined> {
+      const accountId = await sessions.authenticate(token);
       if (!accountId) return undefined;
-      const row = byId(accountId);
+      const row = await findById(accountId);
       return row && !row.disabledAt ? toAccount(row) : undefined;
     },
 
-    signOut(token: string): void {
-      sessions.end(token);
+    signOut(token: string): Promise<void> {
+      return sessions.end(token);
     },
 
     /** Mails a reset link (1 h) to a known address; the answer is the same for unknown ones. */
@@ -229,12 +260,17 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
       });
     },
 
-    get(id: string): Account {
-      return toAccount(requireRow(id));
+    async get(id: string): Promise<Account> {
+      return toAccount(await loadRow(id));
     },
 
     /** The row (for roles and the audit actor); undefined when gone. */
-    find(id: string): AccountRow | undefined {
+    find(id: string): Promise<AccountRow | undefined> {
+      return findById(id);
+    },
+
+    /** `find` for callers inside sync transactions (claims, edit requests: not ported yet). */
+    findSync(id: string): AccountRow | undefined {
       return byId(id);
     },
 
@@ -298,31 +334,38 @@ export function createAccountsService({ db, clock, ids, config, mail, publicUrl,
       });
     },
 
-    list(query: ListAccountsQuery): Page<AdminAccount> {
+    async list(query: ListAccountsQuery): Promise<Page<AdminAccount>> {
+      const { accounts } = store.t;
       const conditions: SQL[] = [];
       if (query.q) {
         const needle = query.q.toLowerCase();
         // An exact id too: the audit log links an account's entries to it.
         conditions.push(
-          sql`(instr(${accounts.emailKey}, ${needle}) > 0 OR instr(lower(${accounts.name}), ${needle}) > 0 OR ${accounts.id} = ${query.q})`,
+          sql`(${containsText(store, accounts.emailKey, needle)} OR ${containsText(store, sql`lower(${accounts.name})`, needle)} OR ${accounts.id} = ${query.q})`,
         );
       }
-      if (query.role) conditions.push(sql`exists (select 1 from json_each(${accounts.roles}) where value = ${query.role})`);
+      if (query.role) {
+        // The roles are a JSON array: its elements as rows, per dialect.
+        const elements =
+          store.dialect === 'sqlite' ? sql`json_each(${accounts.roles})` : sql`json_array_elements_text(${accounts.roles}) AS value`;
+        conditions.push(sql`exists (select 1 from ${elements} where value = ${query.role})`);
+      }
       const where = conditions.length ? and(...conditions) : undefined;
-      const rows = db
-        .select()
-        .from(accounts)
-        .where(where)
-        .orderBy(desc(accounts.createdAt), desc(accounts.id))
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
-      const total = db.select({ n: count() }).from(accounts).where(where).get()?.n ?? 0;
+      const rows = await store.rows(
+        store.db
+          .select()
+          .from(accounts)
+          .where(where)
+          .orderBy(desc(accounts.createdAt), desc(accounts.id))
+          .limit(query.limit)
+          .offset((query.page - 1) * query.limit),
+      );
+      const total = (await store.first(store.db.select({ n: count() }).from(accounts).where(where)))?.n ?? 0;
       return { items: rows.map(toAdminAccount), page: query.page, limit: query.limit, total };
     },
 
-    getAdmin(id: string): AdminAccount {
-      return toAdminAccount(requireRow(id));
+    async getAdmin(id: string): Promise<AdminAccount> {
+      return toAdminAccount(await loadRow(id));
     },
 
     grantRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): AdminAccount {

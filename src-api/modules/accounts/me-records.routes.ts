@@ -28,7 +28,7 @@ export const meRecordsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.accountRecords.agents(accountOf(request).id, request.query);
+      const page = await services.accountRecords.agents(accountOf(request).id, request.query);
       setPageLinks(request, reply, page);
       return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
     },
@@ -47,7 +47,7 @@ export const meRecordsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.accountRecords.claims(accountOf(request).id, request.query);
+      const page = await services.accountRecords.claims(accountOf(request).id, request.query);
       setPageLinks(request, reply, page);
       return { claims: page.items, page: page.page, limit: page.limit, total: page.total };
     },
@@ -66,7 +66,7 @@ export const meRecordsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.accountRecords.submissions(accountOf(request).id, request.query);
+      const page = await services.accountRecords.submissions(accountOf(request).id, request.query);
       setPageLinks(request, reply, page);
       return { submissions: page.items, page: page.page, limit: page.limit, total: page.total };
     },

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { AccountsConfig } from '../../config';
 import type { Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { sessions } from './accounts.table';
@@ -9,7 +10,9 @@ import { hashSecret, newSecret } from './tokens';
 export const SESSION_COOKIE = 'agentdir_session';
 
 export interface SessionsDeps {
+  /** endAll still writes through it, inside the sync transactions of a password reset and of disabling (not ported yet). */
   db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   config: AccountsConfig;
@@ -19,53 +22,56 @@ export interface SessionsDeps {
 const TOUCH_EVERY_MS = 60_000;
 
 /** Browser sessions: a random cookie value, stored hashed, ending after 7 days idle or 30 days in all. */
-export function createSessions({ db, clock, ids, config }: SessionsDeps) {
+export function createSessions({ db, store, clock, ids, config }: SessionsDeps) {
   return {
     /** Starts a session; returns the cookie value and when it ends at the latest. */
-    create(accountId: string): { token: string; expiresAt: Date } {
+    async create(accountId: string): Promise<{ token: string; expiresAt: Date }> {
       const token = newSecret();
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + config.sessionAbsoluteMs);
-      db.insert(sessions)
-        .values({
+      await store.run(
+        store.db.insert(store.t.sessions).values({
           id: ids.next('ses'),
           accountId,
           tokenHash: hashSecret(token),
           createdAt: now.toISOString(),
           lastSeenAt: now.toISOString(),
           expiresAt: expiresAt.toISOString(),
-        })
-        .run();
+        }),
+      );
       return { token, expiresAt };
     },
 
     /** The account id of a live session, or undefined; an expired session is deleted on sight. */
-    authenticate(token: string): string | undefined {
-      const row = db
-        .select()
-        .from(sessions)
-        .where(eq(sessions.tokenHash, hashSecret(token)))
-        .get();
+    async authenticate(token: string): Promise<string | undefined> {
+      const { sessions } = store.t;
+      const row = await store.first(
+        store.db
+          .select()
+          .from(sessions)
+          .where(eq(sessions.tokenHash, hashSecret(token)))
+          .limit(1),
+      );
       if (!row) return undefined;
       const now = clock.now().getTime();
       const idleEnd = new Date(row.lastSeenAt).getTime() + config.sessionIdleMs;
       if (now >= idleEnd || now >= new Date(row.expiresAt).getTime()) {
-        db.delete(sessions).where(eq(sessions.id, row.id)).run();
+        await store.run(store.db.delete(sessions).where(eq(sessions.id, row.id)));
         return undefined;
       }
       if (now - new Date(row.lastSeenAt).getTime() > TOUCH_EVERY_MS) {
-        db.update(sessions)
-          .set({ lastSeenAt: new Date(now).toISOString() })
-          .where(eq(sessions.id, row.id))
-          .run();
+        await store.run(
+          store.db
+            .update(sessions)
+            .set({ lastSeenAt: new Date(now).toISOString() })
+            .where(eq(sessions.id, row.id)),
+        );
       }
       return row.accountId;
     },
 
-    end(token: string): void {
-      db.delete(sessions)
-        .where(eq(sessions.tokenHash, hashSecret(token)))
-        .run();
+    async end(token: string): Promise<void> {
+      await store.run(store.db.delete(store.t.sessions).where(eq(store.t.sessions.tokenHash, hashSecret(token))));
     },
 
     endAll(accountId: string): void {

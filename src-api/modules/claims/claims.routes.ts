@@ -36,13 +36,10 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
         },
       },
     },
-    async (request, reply) =>
-      reply.status(201).send(
-        services.claims.create(request.body, {
-          clientKey: quotaClientKey(request.ip),
-          accountId: writerAccountId(services, request) ?? undefined,
-        }),
-      ),
+    async (request, reply) => {
+      const accountId = (await writerAccountId(services, request)) ?? undefined;
+      return reply.status(201).send(services.claims.create(request.body, { clientKey: quotaClientKey(request.ip), accountId }));
+    },
   );
 
   api.get(

@@ -54,7 +54,7 @@ export const reviewsRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const review = services.reviews.create(request.params.id, request.body, {
-        accountId: writerAccountId(services, request),
+        accountId: await writerAccountId(services, request),
         client: quotaClientKey(request.ip),
       });
       return reply.code(201).send(review);

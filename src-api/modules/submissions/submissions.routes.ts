@@ -47,7 +47,7 @@ export const submissionsRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const body = request.body;
-      const accountId = writerAccountId(services, request);
+      const accountId = await writerAccountId(services, request);
       let submission;
       if (body.agent_card_url !== undefined) {
         const given = sentKeys.get(request) ?? [];

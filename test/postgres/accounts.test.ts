@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src-api/db/store';
+import { EmailNotVerifiedError, ForbiddenError, InvalidCredentialsError, NotFoundError } from '../../src-api/errors';
+import { createAccountRecords, type AccountRecords } from '../../src-api/modules/accounts/account-records';
+import { createAccountsService, emailKeyOf, type AccountsService } from '../../src-api/modules/accounts/accounts.service';
+import type { AccountRow } from '../../src-api/modules/accounts/accounts.table';
+import { hashPassword } from '../../src-api/modules/accounts/passwords';
+import { createSignInLimiter } from '../../src-api/modules/accounts/sign-in-limiter';
+import { agentRow, bothStores } from '../helpers/both-stores';
+
+/**
+ * The accounts' reads, sessions and sign-in, and an account's records, ported to
+ * the data-access seam, on SQLite and on PostgreSQL (test/api/accounts.test.ts and
+ * console-accounts.test.ts cover the HTTP and tRPC side, and the writes, on SQLite).
+ */
+const stores = bothStores();
+afterAll(() => stores.cleanup());
+
+const T = (minute: number) => `2025-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+const PASSWORD = 'correct horse battery staple';
+const DAY = 24 * 60 * 60_000;
+
+describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
+  let store: Store;
+  let accounts: AccountsService;
+  let records: AccountRecords;
+  let now = new Date(T(30));
+
+  const account = (id: string, minute: number, fields: Partial<AccountRow> = {}): AccountRow => ({
+    id,
+    email: `${id}@Example.org`,
+    emailKey: emailKeyOf(`${id}@Example.org`),
+    name: `Name of ${id}`,
+    passwordHash: null,
+    emailVerifiedAt: T(minute),
+    roles: [],
+    disabledAt: null,
+    createdAt: T(minute),
+    updatedAt: T(minute),
+    ...fields,
+  });
+
+  beforeAll(async () => {
+    store = await open();
+    const limiter = createSignInLimiter({ maxFailures: 10, windowMs: 15 * 60_000, enabled: true });
+    accounts = createAccountsService({
+      db: undefined as never, // the writes that mail or audit are still sync on SQLite's Db; not exercised here
+      store,
+      clock: { now: () => now },
+      ids: { next: (prefix: string) => `${prefix}_${Math.random().toString(36).slice(2)}`, agent: () => 'agt_unused' },
+      config: {
+        accounts: { sessionIdleMs: 7 * DAY, sessionAbsoluteMs: 30 * DAY } as never,
+        rateLimit: { enabled: true } as never,
+      },
+      mail: undefined as never,
+      publicUrl: undefined as never,
+      audit: undefined as never,
+      signInLimits: limiter,
+    });
+    records = createAccountRecords({ db: undefined as never, store });
+    const passwordHash = await hashPassword(PASSWORD);
+    const { accounts: table, agents } = store.t;
+    await store.run(
+      store.db
+        .insert(table)
+        .values([
+          account('acc_ada', 1, { passwordHash, name: 'Ada Lovelace', roles: ['moderator'] }),
+          account('acc_bob', 2, { passwordHash, emailVerifiedAt: null }),
+          account('acc_cy', 3, { passwordHash, disabledAt: T(4), roles: ['admin', 'moderator'] }),
+          account('acc_d_x', 4, { name: 'Dee 50%' }),
+          account('acc_dzx', 4, { name: 'Dee' }),
+        ]),
+    );
+    // Agents owned by Ada, two created in the same millisecond (inserted in id order, so both stores tie-break alike).
+    await store.run(
+      store.db
+        .insert(agents)
+        .values([
+          agentRow({ id: 'agt_a1', sourceUrlKey: 'example.org/a1', ownerAccountId: 'acc_ada', createdAt: T(5), changeSeq: 1 }),
+          agentRow({ id: 'agt_a2', sourceUrlKey: 'example.org/a2', ownerAccountId: 'acc_ada', createdAt: T(6), changeSeq: 2 }),
+          agentRow({ id: 'agt_a3', sourceUrlKey: 'example.org/a3', ownerAccountId: 'acc_ada', createdAt: T(6), changeSeq: 3 }),
+          agentRow({ id: 'agt_b1', sourceUrlKey: 'example.org/b1', ownerAccountId: 'acc_bob', createdAt: T(7), changeSeq: 4 }),
+        ]),
+    );
+  }, 180_000);
+
+  it('signs in into a session that authenticates, is touched once a minute, and ends on sign-out', async () => {
+    now = new Date(T(30));
+    const { account: signedIn, token, expiresAt } = await accounts.signIn('ACC_ADA@example.org ', PASSWORD, '192.0.2.1');
+    expect(signedIn).toMatchObject({ id: 'acc_ada', email_verified: true, roles: ['moderator'] });
+    expect(expiresAt.toISOString()).toBe(new Date(now.getTime() + 30 * DAY).toISOString());
+    expect((await accounts.authenticateSession(token))?.id).toBe('acc_ada');
+    const lastSeen = async () =>
+      (await store.rows(store.db.select({ lastSeenAt: store.t.sessions.lastSeenAt }).from(store.t.sessions))).map((row) => row.lastSeenAt);
+    now = new Date(now.getTime() + 30_000);
+    await accounts.authenticateSession(token);
+    expect(await lastSeen()).toEqual([T(30)]);
+    now = new Date(now.getTime() + 60_000);
+    await accounts.authenticateSession(token);
+    expect(await lastSeen()).toEqual([now.toISOString()]);
+    await accounts.signOut(token);
+    expect(await accounts.authenticateSession(token)).toBeUndefined();
+    expect(await lastSeen()).toEqual([]);
+  });
+
+  it('ends a session idle for 7 days, deleting it on sight', async () => {
+    now = new Date(T(30));
+    const { token } = await accounts.signIn('acc_ada@example.org', PASSWORD, '192.0.2.2');
+    now = new Date(now.getTime() + 7 * DAY);
+    expect(await accounts.authenticateSession(token)).toBeUndefined();
+    expect(await store.rows(store.db.select().from(store.t.sessions))).toEqual([]);
+  });
+
+  it('refuses a wrong password, an unknown address, an unverified and a disabled account', async () => {
+    now = new Date(T(30));
+    await expect(accounts.signIn('acc_ada@example.org', 'wrong password here', '192.0.2.3')).rejects.toThrow(InvalidCredentialsError);
+    await expect(accounts.signIn('nobody@example.org', PASSWORD, '192.0.2.3')).rejects.toThrow(InvalidCredentialsError);
+    await expect(accounts.signIn('acc_bob@example.org', PASSWORD, '192.0.2.3')).rejects.toThrow(EmailNotVerifiedError);
+    await expect(accounts.signIn('acc_cy@example.org', PASSWORD, '192.0.2.3')).rejects.toThrow(ForbiddenError);
+  });
+
+  it('gets and finds accounts by id', async () => {
+    expect(await accounts.get('acc_ada')).toEqual({
+      id: 'acc_ada',
+      email: 'acc_ada@Example.org',
+      name: 'Ada Lovelace',
+      email_verified: true,
+      roles: ['moderator'],
+      created_at: T(1),
+    });
+    expect(await accounts.getAdmin('acc_cy')).toMatchObject({ disabled: true, roles: ['admin', 'moderator'], updated_at: T(3) });
+    expect((await accounts.find('acc_bob'))?.emailVerifiedAt).toBeNull();
+    expect(await accounts.find('acc_none')).toBeUndefined();
+    await expect(accounts.get('acc_none')).rejects.toThrow(NotFoundError);
+  });
+
+  it('lists newest first, by part of the e-mail or name (no wildcards), an exact id, or a role', async () => {
+    const ids = async (query: { q?: string; role?: 'moderator' | 'admin'; page?: number; limit?: number }) => {
+      const page = await accounts.list({ page: query.page ?? 1, limit: query.limit ?? 100, ...query });
+      return { ids: page.items.map((item) => item.id), total: page.total };
+    };
+    expect(await ids({})).toEqual({ ids: ['acc_dzx', 'acc_d_x', 'acc_cy', 'acc_bob', 'acc_ada'], total: 5 });
+    expect(await ids({ limit: 2, page: 2 })).toEqual({ ids: ['acc_cy', 'acc_bob'], total: 5 });
+    expect(await ids({ q: 'D_X@' })).toEqual({ ids: ['acc_d_x'], total: 1 });
+    expect(await ids({ q: '50%' })).toEqual({ ids: ['acc_d_x'], total: 1 });
+    expect(await ids({ q: 'LOVELACE' })).toEqual({ ids: ['acc_ada'], total: 1 });
+    expect(await ids({ q: 'acc_bob' })).toEqual({ ids: ['acc_bob'], total: 1 });
+    expect(await ids({ role: 'moderator' })).toEqual({ ids: ['acc_cy', 'acc_ada'], total: 2 });
+    expect(await ids({ role: 'admin', q: 'cy' })).toEqual({ ids: ['acc_cy'], total: 1 });
+  });
+
+  it("pages an account's agents newest first, ties in the same order on both stores", async () => {
+    const page = await records.agents('acc_ada', { page: 1, limit: 2 });
+    expect(page.items.map((agent) => agent.id)).toEqual(['agt_a3', 'agt_a2']);
+    expect(page.total).toBe(3);
+    expect((await records.agents('acc_ada', { page: 2, limit: 2 })).items.map((agent) => agent.id)).toEqual(['agt_a1']);
+    expect(await records.claims('acc_ada', { page: 1, limit: 10 })).toEqual({ items: [], page: 1, limit: 10, total: 0 });
+    expect((await records.submissions('acc_none', { page: 1, limit: 10 })).total).toBe(0);
+  });
+});
