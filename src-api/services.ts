@@ -71,9 +71,9 @@ export function createServices({
   const audit = createAuditService({ ...base, store });
   const publicUrl = createPublicUrl(config);
   // Mail: queued in the causing transaction; the worker sends it, and only startServer starts it.
-  const mail = createMailService({ ...base, config });
+  const mail = createMailService({ ...base, store, config });
   const mailWorker = createMailWorker({ mail, clock, config });
-  const events = createEventsService(base);
+  const events = createEventsService({ ...base, store });
   const keys = createKeysService({ ...base, audit });
   const keyUsage = createKeyUsage({ store, clock });
   // Limits (contract section 3): the request windows and failed sign-ins, counted in Redis when there is one, else here.
@@ -126,7 +126,7 @@ export function createServices({
   const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.findSync(accountId) });
   const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
-  const marketing = createMarketingService({ ...base, events, audit });
+  const marketing = createMarketingService({ ...base, store, events, audit });
   const postQueue = createPostQueue({ db: base.db, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
   reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
@@ -135,7 +135,7 @@ export function createServices({
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).
   // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
   const sendWebhook = createWebhookSender(dnsResolver);
-  const webhooks = createWebhooksService({ ...base, events, audit, config, send: sendWebhook });
+  const webhooks = createWebhooksService({ ...base, store, events, audit, config, send: sendWebhook });
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });

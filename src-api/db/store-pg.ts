@@ -5,7 +5,7 @@ import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
 import * as schemaPg from './schema-pg';
 import type { Db } from './client';
 import type { ExclusiveRun, Store, Tables } from './store';
-import { sqliteTables } from './store-sqlite';
+import { runCommitted, sqliteTables } from './store-sqlite';
 
 /**
  * The Store on PostgreSQL: drizzle's node-postgres driver over a pool. Outside
@@ -21,6 +21,8 @@ type PgTransaction = Parameters<Parameters<PgDb['transaction']>[0]>[0];
 interface Scope {
   tx: PgTransaction;
   done: boolean;
+  /** store.afterCommit's callbacks: a savepoint's scope shares its outermost transaction's list. */
+  committed: Array<() => void>;
 }
 
 /** The PostgreSQL tables under the export names of their SQLite twins (schema-twins.test.ts keeps the two in step). */
@@ -72,17 +74,24 @@ export function pgStore(pg: PgDb): Store {
 
     async transaction(work, options = {}) {
       const outer = current();
+      const committed = outer?.committed ?? [];
       const body = async (tx: PgTransaction) => {
-        const scope: Scope = { tx, done: false };
+        const scope: Scope = { tx, done: false, committed };
+        const callbacks = committed.length;
         try {
           return await scopes.run(scope, work);
+        } catch (error) {
+          committed.length = callbacks; // a savepoint rolled back: what its work asked for after commit goes too
+          throw error;
         } finally {
           scope.done = true;
         }
       };
       // Inside a transaction drizzle makes the nested one a savepoint (and ignores the isolation level).
       if (outer) return outer.tx.transaction(body);
-      return pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
+      const result = await pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
+      runCommitted(committed);
+      return result;
     },
 
     async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {
@@ -112,6 +121,12 @@ export function pgStore(pg: PgDb): Store {
 
     get inTransaction() {
       return current() !== undefined;
+    },
+
+    afterCommit(callback) {
+      const scope = current();
+      if (!scope) throw new Error('store.afterCommit() needs a store transaction: call it inside store.transaction()');
+      scope.committed.push(callback);
     },
 
     close: () => pg.$client.end(),

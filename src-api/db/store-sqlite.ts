@@ -22,6 +22,19 @@ import type { ExclusiveRun, Store, Tables } from './store';
 interface Scope {
   done: boolean;
   savepoints: number;
+  /** store.afterCommit's callbacks, run once COMMIT has returned (savepoints share their transaction's). */
+  committed: Array<() => void>;
+}
+
+/** store.afterCommit's callbacks, in order; one that throws does not keep the others from running. */
+export function runCommitted(callbacks: Array<() => void>): void {
+  for (const callback of callbacks) {
+    try {
+      callback();
+    } catch (error) {
+      console.error('store: a callback after commit failed:', error);
+    }
+  }
 }
 
 export function sqliteTables(): Tables {
@@ -69,12 +82,14 @@ function createSqliteStore(db: Db): Store {
   /** A transaction inside a transaction: a savepoint, as better-sqlite3's nested transactions are. */
   const savepoint = async <T>(scope: Scope, work: () => Promise<T>): Promise<T> => {
     const name = `store_${++scope.savepoints}`;
+    const callbacks = scope.committed.length;
     client.exec(`SAVEPOINT ${name}`);
     try {
       const result = await work();
       client.exec(`RELEASE ${name}`);
       return result;
     } catch (error) {
+      scope.committed.length = callbacks; // what the savepoint's work asked for after commit is undone with it
       if (client.inTransaction) client.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
       throw error;
     }
@@ -94,14 +109,14 @@ function createSqliteStore(db: Db): Store {
       const outer = current();
       if (outer) return savepoint(outer, work);
       const release = await lock.acquire();
-      const scope: Scope = { done: false, savepoints: 0 };
+      const scope: Scope = { done: false, savepoints: 0, committed: [] };
+      let result;
       try {
         begin.run();
         try {
-          const result = await scopes.run(scope, work);
+          result = await scopes.run(scope, work);
           scope.done = true;
           commit.run();
-          return result;
         } catch (error) {
           scope.done = true;
           if (client.inTransaction) rollback.run();
@@ -110,6 +125,9 @@ function createSqliteStore(db: Db): Store {
       } finally {
         release();
       }
+      // After the lock is given back: a callback may start the next transaction.
+      runCommitted(scope.committed);
+      return result;
     },
 
     async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {
@@ -124,6 +142,12 @@ function createSqliteStore(db: Db): Store {
 
     get inTransaction() {
       return current() !== undefined;
+    },
+
+    afterCommit(callback) {
+      const scope = current();
+      if (!scope) throw new Error('store.afterCommit() needs a store transaction: call it inside store.transaction()');
+      scope.committed.push(callback);
     },
 
     close: async () => {},

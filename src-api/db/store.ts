@@ -88,6 +88,28 @@ export interface Store {
   runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>>;
   /** True inside a transaction() callback (for helpers that must run in the caller's transaction). */
   readonly inTransaction: boolean;
+  /**
+   * Runs `callback` once the current transaction (the outermost one, when
+   * nested) has committed; never when it rolls back. For what must happen
+   * after the rows are visible to others, such as waking the mail worker or
+   * the webhook dispatcher: on PostgreSQL a commit takes a round trip, so a
+   * wake-up sent from inside the transaction (or on the next setImmediate)
+   * would find nothing. Throws outside a transaction. A callback that throws
+   * is reported on the console; the commit stands.
+   */
+  afterCommit(callback: () => void): void;
   /** Closes what the store opened (the PostgreSQL pool); a SQLite store leaves its connection to its owner. */
   close(): Promise<void>;
+}
+
+/**
+ * Throws unless `store` has a transaction open. The in-transaction helpers
+ * (audit.recordInTransaction, events.recordInTransaction, mail.queueInTransaction)
+ * join their caller's transaction and never open one: their rows belong to the
+ * change that causes them, committed or undone with it.
+ */
+export function requireTransaction(store: Store, helper: string): void {
+  if (!store.inTransaction) {
+    throw new Error(`${helper} must be called inside the caller's store.transaction(): it writes as part of the caller's change`);
+  }
 }

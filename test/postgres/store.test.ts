@@ -177,6 +177,40 @@ describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
     expect(await later).toBe(false);
   });
 
+  it('afterCommit runs once the outermost transaction has committed, never after a rollback', async () => {
+    const log: string[] = [];
+    expect(() => store.afterCommit(() => log.push('outside'))).toThrow(/needs a store transaction/);
+    await store.transaction(async () => {
+      store.afterCommit(() => log.push(`outer sees agt_after: ${store.inTransaction}`));
+      await insertAgent('agt_after');
+      await store.transaction(async () => store.afterCommit(() => log.push('kept savepoint')));
+      await store
+        .transaction(async () => {
+          store.afterCommit(() => log.push('undone savepoint'));
+          throw new Error('undo savepoint');
+        })
+        .catch(() => undefined);
+      log.push('body ends');
+    });
+    expect(log).toEqual(['body ends', 'outer sees agt_after: false', 'kept savepoint']);
+    await expect(
+      store.transaction(async () => {
+        store.afterCommit(() => log.push('rolled back'));
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(log).not.toContain('rolled back');
+  });
+
+  it('an afterCommit callback sees the committed rows from outside the transaction', async () => {
+    let seen: Promise<number | undefined> | undefined;
+    await store.transaction(async () => {
+      await insertAgent('agt_visible');
+      store.afterCommit(() => (seen = versionOf('agt_visible')));
+    });
+    expect(await seen).toBe(1);
+  });
+
   it('run() counts the rows a statement changed, builder or raw SQL', async () => {
     await insertAgent('agt_tally1');
     await insertAgent('agt_tally2');

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { byteOrder, containsText, insertionOrder } from '../../db/dialect-sql';
-import type { Store } from '../../db/store';
+import { requireTransaction, type Store } from '../../db/store';
 import { NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -39,29 +39,45 @@ export interface AuditFacets {
 }
 
 export interface AuditServiceDeps {
-  /** `record` writes through it, synchronously, inside its caller's transaction (not ported yet: README.md step 2). */
+  /** The sync `record` writes through it, inside its caller's sync transaction (unported callers: see `record`). */
   db: Db;
-  /** The reads (list, get, facets) run through the data-access seam, on SQLite and PostgreSQL alike. */
+  /** The reads and `recordInTransaction` run through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
 }
 
-/** The moderator audit log: call `record` inside the transaction of the action. */
+/** The moderator audit log: record each entry inside the transaction of the action. */
 export function createAuditService({ db, store, clock, ids }: AuditServiceDeps) {
+  const rowOf = (entry: AuditEntry): AuditRow => ({
+    id: ids.next('aud'),
+    actor: entry.actor,
+    action: entry.action,
+    entityType: entry.entityType,
+    entityId: entry.entityId,
+    before: entry.before ?? null,
+    after: entry.after ?? null,
+    createdAt: isoNow(clock),
+  });
+
   return {
+    /**
+     * The sync form, inside a sync `inTransaction(db, …)`, for the callers not
+     * yet on the Store: agents (service, import), submissions, reviews, owners,
+     * edit requests, claims (decisions, re-checks), accounts, backups, and this
+     * module's own unported writers (webhooks, marketing). Goes when they are ported.
+     */
     record(entry: AuditEntry): AuditRow {
-      const row: AuditRow = {
-        id: ids.next('aud'),
-        actor: entry.actor,
-        action: entry.action,
-        entityType: entry.entityType,
-        entityId: entry.entityId,
-        before: entry.before ?? null,
-        after: entry.after ?? null,
-        createdAt: isoNow(clock),
-      };
+      const row = rowOf(entry);
       db.insert(auditLog).values(row).run();
+      return row;
+    },
+
+    /** The entry, written in the caller's store transaction (throws outside one): committed or undone with the action. */
+    async recordInTransaction(entry: AuditEntry): Promise<AuditRow> {
+      requireTransaction(store, 'audit.recordInTransaction');
+      const row = rowOf(entry);
+      await store.run(store.db.insert(store.t.auditLog).values(row));
       return row;
     },
 

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, isNotNull, lte, min, or, sql, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import type { MailConfig } from '../../config';
+import { requireTransaction, type Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { renderMail, type MailContent } from './mail-templates';
@@ -8,6 +9,8 @@ import { mailOutbox, type MailRow, type MailStatus } from './mail.table';
 
 export interface MailServiceDeps {
   db: Db;
+  /** queueInTransaction writes through it, in the caller's store transaction. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   config: { mail: MailConfig };
@@ -27,7 +30,7 @@ const LEASE_MS = 2 * 60_000;
  * that causes the mail, so both commit or neither does; the mail worker
  * claims due rows under a lease, sends them, and records the outcome.
  */
-export function createMailService({ db, clock, ids, config }: MailServiceDeps) {
+export function createMailService({ db, store, clock, ids, config }: MailServiceDeps) {
   const listeners = new Set<() => void>();
   const delays = config.mail.retryDelaysMs;
 
@@ -37,29 +40,49 @@ export function createMailService({ db, clock, ids, config }: MailServiceDeps) {
       and(eq(mailOutbox.status, 'sending'), isNotNull(mailOutbox.leaseExpiresAt), lte(mailOutbox.leaseExpiresAt, now)),
     )!;
 
+  /** The outbox row of a new mail: rendered now, due at once. */
+  const rowOf = (input: QueueMailInput): typeof mailOutbox.$inferInsert & { id: string } => {
+    const rendered = renderMail(input);
+    const now = isoNow(clock);
+    return {
+      id: ids.next('mail'),
+      kind: input.kind,
+      to: input.to,
+      subject: rendered.subject,
+      text: rendered.text,
+      html: rendered.html,
+      headers: input.headers ?? {},
+      status: 'pending',
+      nextAttemptAt: now,
+      createdAt: now,
+    };
+  };
+  const wakeListeners = (): void => {
+    for (const listener of listeners) setImmediate(listener);
+  };
+
   return {
-    /** Adds a mail to the outbox; call it inside the causing change's transaction. Returns the mail id. */
+    /**
+     * Adds a mail to the outbox inside the causing change's sync transaction; returns the mail id.
+     * The sync form, for the callers not yet on the Store: accounts (sign-up, password reset),
+     * claims (queueMail) and the newsletter until it is ported. Goes when they are.
+     */
     queue(input: QueueMailInput): string {
-      const rendered = renderMail(input);
-      const now = isoNow(clock);
-      const id = ids.next('mail');
-      db.insert(mailOutbox)
-        .values({
-          id,
-          kind: input.kind,
-          to: input.to,
-          subject: rendered.subject,
-          text: rendered.text,
-          html: rendered.html,
-          headers: input.headers ?? {},
-          status: 'pending',
-          nextAttemptAt: now,
-          createdAt: now,
-        })
-        .run();
+      const row = rowOf(input);
+      db.insert(mailOutbox).values(row).run();
       // The worker looks on the next turn of the event loop, after this transaction has committed.
-      for (const listener of listeners) setImmediate(listener);
-      return id;
+      wakeListeners();
+      return row.id;
+    },
+
+    /** Adds a mail to the outbox in the caller's store transaction (throws outside one); returns the mail id. */
+    async queueInTransaction(input: QueueMailInput): Promise<string> {
+      requireTransaction(store, 'mail.queueInTransaction');
+      const row = rowOf(input);
+      await store.run(store.db.insert(store.t.mailOutbox).values(row));
+      // The worker is woken once the row is committed: on PostgreSQL the commit is a round trip away.
+      store.afterCommit(wakeListeners);
+      return row.id;
     },
 
     /** Called when this process queues mail; returns the unsubscribe function. */

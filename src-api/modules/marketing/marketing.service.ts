@@ -1,15 +1,16 @@
 import { and, count, desc, eq, inArray, isNotNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { inTransaction, type Db } from '../../db/client';
+import { requireTransaction, type Store } from '../../db/store';
 import { ConflictError, NotFoundError, StaleVersionError, ValidationError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page } from '../../lib/schemas';
-import { agents } from '../agents/agents.table';
+import { agents, type AgentRow } from '../agents/agents.table';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
 import { events as eventsTable, type EventRow } from '../events/events.table';
-import { reviews } from '../reviews/reviews.table';
+import { reviews, type ReviewRow } from '../reviews/reviews.table';
 import { conversionRate, evaluateAbTest, wilsonInterval } from './ab-test-stats';
 import {
   CHANNELS,
@@ -19,7 +20,6 @@ import {
   TONES,
   type GeneratedContent,
   type GenerationContext,
-  type PostReview,
 } from './marketing.generator';
 import {
   abResultSchema,
@@ -41,6 +41,8 @@ import { abTests, abTestVariants, marketingPosts, type AbTestRow, type AbTestVar
 
 export interface MarketingServiceDeps {
   db: Db;
+  /** handleEventInTransaction (events.recordInTransaction's listener) runs through it; the rest is not ported yet. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   events: EventsService;
@@ -97,7 +99,7 @@ export function toAbTestResult(test: AbTestRow, variants: AbTestVariantRow[]): A
   };
 }
 
-/** Inserts generated posts and A/B test rows; call inside a transaction. Shared by the live listener and demo seeding. */
+/** Inserts generated posts and A/B test rows; call inside a sync transaction (events.record's listener). */
 export function insertMarketingContent(db: Db, content: GeneratedContent): void {
   if (content.posts.length) db.insert(marketingPosts).values(content.posts).run();
   if (content.abTest) {
@@ -105,6 +107,34 @@ export function insertMarketingContent(db: Db, content: GeneratedContent): void 
     db.insert(abTestVariants).values(content.abTest.variants).run();
   }
 }
+
+/** The same rows through the Store, in the caller's store transaction (events.recordInTransaction's listener). */
+async function insertMarketingContentInTransaction(store: Store, content: GeneratedContent): Promise<void> {
+  const { marketingPosts, abTests, abTestVariants } = store.t;
+  if (content.posts.length) await store.run(store.db.insert(marketingPosts).values(content.posts));
+  if (content.abTest) {
+    await store.run(store.db.insert(abTests).values(content.abTest.test));
+    await store.run(store.db.insert(abTestVariants).values(content.abTest.variants));
+  }
+}
+
+/**
+ * What the templates need to know about the event's subject, from its agent and (review.created)
+ * its review row; undefined when the event makes no posts. Both forms of the listener read the
+ * rows their own way and decide here.
+ */
+function generationContext(event: EventRow, agent: AgentRow | undefined, review: ReviewRow | undefined): GenerationContext | undefined {
+  if (!agent || !agent.listed) return undefined;
+  if (event.type !== 'review.created') return { agent };
+  if (review?.hidden) return undefined;
+  const rating = typeof event.data.rating === 'number' ? event.data.rating : review?.rating;
+  if (rating === undefined || rating < MIN_PROMOTED_RATING) return undefined;
+  return { agent, review: { rating, comment: review?.comment ?? null, reviewerName: review?.reviewerName ?? null } };
+}
+
+const agentIdOf = (event: EventRow): string | undefined => (typeof event.data.agent_id === 'string' ? event.data.agent_id : undefined);
+const reviewIdOf = (event: EventRow): string | undefined =>
+  event.type === 'review.created' && typeof event.data.review_id === 'string' ? event.data.review_id : undefined;
 
 /** The last `days` UTC dates (YYYY-MM-DD), oldest first, ending with today's. */
 function lastUtcDays(now: Date, days: number): string[] {
@@ -137,7 +167,7 @@ const PUBLIC_POST = or(
   and(eq(marketingPosts.status, 'archived'), isNotNull(marketingPosts.publishedAt)),
 )!;
 
-export function createMarketingService({ db, clock, ids, events, audit, onGenerationError }: MarketingServiceDeps) {
+export function createMarketingService({ db, store, clock, ids, events, audit, onGenerationError }: MarketingServiceDeps) {
   const requirePost = (id: string): MarketingPostRow => {
     const row = db.select().from(marketingPosts).where(eq(marketingPosts.id, id)).get();
     if (!row) throw new NotFoundError('Marketing post', id);
@@ -184,28 +214,34 @@ export function createMarketingService({ db, clock, ids, events, audit, onGenera
       return toAdminMarketingPost(next);
     });
 
-  /** What the templates need to know about the event's subject; undefined when the event makes no posts. */
+  /** The sync form's rows (events.record's callers), on the Db. */
   const contextFor = (event: EventRow): GenerationContext | undefined => {
-    const agentId = typeof event.data.agent_id === 'string' ? event.data.agent_id : undefined;
+    const agentId = agentIdOf(event);
     if (!agentId) return undefined;
     const agent = db.select().from(agents).where(eq(agents.id, agentId)).get();
-    if (!agent || !agent.listed) return undefined;
-    if (event.type !== 'review.created') return { agent };
+    const reviewId = agent?.listed ? reviewIdOf(event) : undefined;
+    const review = reviewId ? db.select().from(reviews).where(eq(reviews.id, reviewId)).get() : undefined;
+    return generationContext(event, agent, review);
+  };
 
-    const reviewId = typeof event.data.review_id === 'string' ? event.data.review_id : undefined;
-    const row = reviewId ? db.select().from(reviews).where(eq(reviews.id, reviewId)).get() : undefined;
-    if (row?.hidden) return undefined;
-    const rating = typeof event.data.rating === 'number' ? event.data.rating : row?.rating;
-    if (rating === undefined || rating < MIN_PROMOTED_RATING) return undefined;
-    const review: PostReview = { rating, comment: row?.comment ?? null, reviewerName: row?.reviewerName ?? null };
-    return { agent, review };
+  /** The in-transaction form's rows, through the Store. */
+  const contextInTransaction = async (event: EventRow): Promise<GenerationContext | undefined> => {
+    const agentId = agentIdOf(event);
+    if (!agentId) return undefined;
+    const { agents, reviews } = store.t;
+    const agent = await store.first(store.db.select().from(agents).where(eq(agents.id, agentId)).limit(1));
+    const reviewId = agent?.listed ? reviewIdOf(event) : undefined;
+    const review = reviewId ? await store.first(store.db.select().from(reviews).where(eq(reviews.id, reviewId)).limit(1)) : undefined;
+    return generationContext(event, agent, review);
   };
 
   const service = {
     /**
      * Generates and stores the drafts for one outbox event. Runs inside the
      * event's transaction, in a savepoint of its own, so a failure here never
-     * undoes the directory change that caused the event.
+     * undoes the directory change that caused the event. The sync form, for
+     * events.record's sync callers (agent-writes, reviews.create, claim decisions)
+     * until they are ported.
      */
     handleEvent(event: EventRow): GeneratedContent | null {
       if (!isMarketingEventType(event.type)) return null;
@@ -218,6 +254,25 @@ export function createMarketingService({ db, clock, ids, events, audit, onGenera
           insertMarketingContent(db, content);
           return content;
         })();
+      } catch (error) {
+        (onGenerationError ?? defaultGenerationErrorHandler)(error, event);
+        return null;
+      }
+    },
+
+    /** handleEvent in the caller's store transaction (events.recordInTransaction), in a savepoint of its own. */
+    async handleEventInTransaction(event: EventRow): Promise<GeneratedContent | null> {
+      if (!isMarketingEventType(event.type)) return null;
+      requireTransaction(store, 'marketing.handleEventInTransaction');
+      try {
+        return await store.transaction(async () => {
+          const context = await contextInTransaction(event);
+          if (!context) return null;
+          const content = generateMarketingContent(event, context, ids);
+          if (content.posts.length === 0) return null;
+          await insertMarketingContentInTransaction(store, content);
+          return content;
+        });
       } catch (error) {
         (onGenerationError ?? defaultGenerationErrorHandler)(error, event);
         return null;
@@ -412,8 +467,9 @@ export function createMarketingService({ db, clock, ids, events, audit, onGenera
     },
   };
 
-  events.addListener((event) => {
-    service.handleEvent(event);
+  events.addListener({
+    sync: (event) => void service.handleEvent(event),
+    inTransaction: async (event) => void (await service.handleEventInTransaction(event)),
   });
 
   return service;

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, isNull, lte, ne, sql } from 'drizzle-orm';
 import type { Config } from '../../config';
 import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
-import { events, type EventRow, type EventType } from '../events/events.table';
-import { agents } from '../agents/agents.table';
+import { events, type EventType } from '../events/events.table';
+import { createFanOut } from './webhooks.fan-out';
 import { buildWebhookRequest, type WebhookEventSource, type WebhookRequest } from './webhooks.payload';
 import type { AttemptOutcome } from './webhooks.sender';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, type DeliveryStatus, type WebhookEndpointRow } from './webhooks.table';
@@ -43,6 +44,8 @@ export interface ClaimedAttempt {
 
 export interface DeliveryQueueDeps {
   db: Db;
+  /** The fan-out's in-transaction form runs through it (the rest of the queue is not ported yet). */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   audit: AuditService;
@@ -56,12 +59,13 @@ export function newLeaseOwner(kind = 'dispatcher'): string {
   return `${kind}-${process.pid}-${randomBytes(6).toString('hex')}`;
 }
 
-export function createDeliveryQueue({ db, clock, ids, audit, config, random = Math.random }: DeliveryQueueDeps) {
+export function createDeliveryQueue({ db, store, clock, ids, audit, config, random = Math.random }: DeliveryQueueDeps) {
   const settings = config.webhooks;
   const maxAttempts = 1 + settings.retryDelaysMs.length;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
   const queuedListeners = new Set<() => void>();
   const statements = prepareStatements(db);
+  const fanOut = createFanOut({ db, store, clock, ids, announce: () => announceQueued() });
 
   const isoIn = (ms: number): string => new Date(clock.now().getTime() + ms).toISOString();
 
@@ -236,32 +240,13 @@ export function createDeliveryQueue({ db, clock, ids, audit, config, random = Ma
     },
 
     /**
-     * One pending delivery per active endpoint subscribed to the event's kind.
-     * Runs inside the transaction that records the event (an events listener),
-     * so the change, the event and its deliveries commit together.
+     * One pending delivery per active endpoint subscribed to the event's kind,
+     * inside the transaction that records the event (an events listener), so the
+     * change, the event and its deliveries commit together (webhooks.fan-out.ts).
+     * `fanOut` is events.record's sync form; `fanOutInTransaction` joins the caller's store transaction.
      */
-    fanOut(event: EventRow): number {
-      // Read in the recording transaction: an endpoint committed by another process a moment ago counts.
-      const endpoints = statements.activeEndpoints.all();
-      const now = isoNow(clock);
-      let queued = 0;
-      // Scope "owned": only events about an agent owned by the endpoint's account (looked up once per event).
-      let agentOwner: string | null | undefined;
-      const ownerOfEventAgent = (): string | null => {
-        if (agentOwner !== undefined) return agentOwner;
-        const agentId = (event.data as { agent_id?: unknown }).agent_id;
-        agentOwner = typeof agentId === 'string' ? (statements.agentOwner.get({ agentId })?.ownerAccountId ?? null) : null;
-        return agentOwner;
-      };
-      for (const endpoint of endpoints) {
-        if (endpoint.events.length > 0 && !endpoint.events.includes(event.type)) continue;
-        if (endpoint.scope === 'owned' && (endpoint.ownerAccountId === null || ownerOfEventAgent() !== endpoint.ownerAccountId)) continue;
-        statements.insertPending.run({ id: ids.next('dlv'), eventId: event.id, endpointId: endpoint.id, now });
-        queued++;
-      }
-      if (queued > 0) announceQueued();
-      return queued;
-    },
+    fanOut: fanOut.sync,
+    fanOutInTransaction: fanOut.inTransaction,
 
     /** A new pending delivery of an existing event to an endpoint (redelivery). Call inside a transaction. */
     enqueue(eventId: string, endpointId: string): string {
@@ -497,21 +482,6 @@ function prepareStatements(db: Db) {
   const value = (name: string) => sql`${sql.placeholder(name)}`;
   const sendable = { delivery: webhookDeliveries, endpoint: webhookEndpoints, event: events };
   return {
-    activeEndpoints: db
-      .select({
-        id: webhookEndpoints.id,
-        events: webhookEndpoints.events,
-        scope: webhookEndpoints.scope,
-        ownerAccountId: webhookEndpoints.ownerAccountId,
-      })
-      .from(webhookEndpoints)
-      .where(eq(webhookEndpoints.active, true))
-      .prepare(),
-    agentOwner: db
-      .select({ ownerAccountId: agents.ownerAccountId })
-      .from(agents)
-      .where(eq(agents.id, p('agentId')))
-      .prepare(),
     insertPending: db
       .insert(webhookDeliveries)
       .values({

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gte, inArray, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { Config } from '../../config';
 import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { ConflictError, NotFoundError, StaleVersionError, ValidationError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -50,6 +51,8 @@ import {
 
 export interface WebhooksServiceDeps {
   db: Db;
+  /** The fan-out's in-transaction form (events.recordInTransaction) runs through it. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   events: EventsService;
@@ -142,6 +145,7 @@ function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: stri
  */
 export function createWebhooksService({
   db,
+  store,
   clock,
   ids,
   events: eventsService,
@@ -151,11 +155,12 @@ export function createWebhooksService({
   random,
   secretBytes,
 }: WebhooksServiceDeps) {
-  const queue = createDeliveryQueue({ db, clock, ids, audit, config, random });
+  const queue = createDeliveryQueue({ db, store, clock, ids, audit, config, random });
 
   // Fan-out inside the recording transaction: an event and its deliveries commit (or vanish) together.
-  eventsService.addListener((event) => {
-    queue.fanOut(event);
+  eventsService.addListener({
+    sync: (event) => void queue.fanOut(event),
+    inTransaction: async (event) => void (await queue.fanOutInTransaction(event)),
   });
 
   const findEndpoint = (id: string): WebhookEndpointRow | undefined =>
