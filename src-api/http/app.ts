@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -183,9 +183,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   /** API-key authentication, the route's rate limit and per-key usage, for every route of `scope`. */
   const installClientLimits = (scope: FastifyInstance): void => {
     // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
-    scope.addHook('onRequest', async (request, reply) => {
+    const authenticateAndLimit = async (request: FastifyRequest, reply: FastifyReply, key: string | undefined): Promise<void> => {
       const client = clientBucket(request.ip);
-      const key = apiKeyOf(request.headers);
       if (key !== undefined) {
         try {
           request.apiKeyId = services.keys.authenticate(key);
@@ -199,6 +198,13 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       if (!policy || !config.rateLimit.enabled) return;
       const keyed = policy === 'reads' && request.apiKeyId !== undefined;
       enforce(reply, await limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
+    };
+    // A callback hook that returns at once when there is nothing to do (no key; limits off or none on the route):
+    // no client bucket (an address parse) and no promise for such requests.
+    scope.addHook('onRequest', (request, reply, done) => {
+      const key = apiKeyOf(request.headers);
+      if (key === undefined && !(config.rateLimit.enabled && request.routeOptions.config.rateLimit)) return done();
+      authenticateAndLimit(request, reply, key).then(() => done(), done);
     });
 
     // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).
