@@ -1,0 +1,161 @@
+/**
+ * Search over HTTP, A/B in one process: this checkout's server and another checkout's (`--base DIR`, node_modules
+ * linked) both listen here, as `serve` starts them (startServer with the console's extensions, rate limits off),
+ * over the same database; a child process loads one, then the other, alternating rounds, so a busy machine slows
+ * both alike: compare the ratios. Answers to the first 300 queries of a class are first compared byte for byte (status, headers but Date, body).
+ *
+ *   npx tsx bench/search-http-ab.ts [--base /tmp/base] [--agents 100000] [--cache on|off] [--classes exact,prefix]
+ *     [--rounds 4] [--seconds 5] [--connections 50] [--profile FILE]
+ *
+ * `--spawn`: each server is instead its checkout's bundle (`node out/api/serve.js`, as the bench runs it; run
+ * `npm run build:api` in both first), in its own process. tsx (in-process) keeps function names with a helper call
+ * per closure made, which the bundle does not: profile in-process, compare the ratios with --spawn.
+ * `--profile FILE`: a CPU profile of this checkout's server during its timed loads only (in-process only).
+ * The database is the one bench/search-service-ab.ts generates (run that first for a new size). Not a test.
+ */
+import { fork, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Session } from 'node:inspector/promises';
+import * as ownConfig from '../src-api/config';
+import * as ownConsole from '../src-api/console/console.extensions';
+import * as ownServer from '../src-api/server';
+import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+
+const argument = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const size = Number(argument('agents') ?? 100_000);
+const rounds = Number(argument('rounds') ?? 4);
+const seconds = Number(argument('seconds') ?? 5);
+const connections = Number(argument('connections') ?? 50);
+const cache = (argument('cache') ?? 'off') === 'on';
+const baseDir = argument('base');
+const profileFile = argument('profile');
+const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
+  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
+) as SearchClass[];
+
+const dataDir = path.join(os.tmpdir(), `agentdir-search-service-ab-${size}`);
+if (!fs.existsSync(path.join(dataDir, 'ready'))) throw new Error(`${dataDir}: run bench/search-service-ab.ts --agents ${size} first`);
+
+interface Variant {
+  name: string;
+  origin: string;
+  /** CPU time the server has used so far (µs): per request, it varies far less with the machine's load than req/s. */
+  cpuMicros: () => number;
+  close: () => Promise<void>;
+}
+
+/** utime + stime of a process, from /proc (clock ticks of 10 ms). */
+function processCpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** Settled as the bench waits for it: index and profile cache warm, trust refresh done. */
+async function settled(origin: string): Promise<void> {
+  for (;;) {
+    try {
+      const health = (await (await fetch(`${origin}/api/v1/health`)).json()) as { agents_indexed: number };
+      const metrics = await (await fetch(`${origin}/metrics`)).text();
+      if (health.agents_indexed >= size && /^agentdir_background_jobs 0$/m.test(metrics)) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function start(name: string, dir: string | undefined): Promise<Variant> {
+  if (process.argv.includes('--spawn')) {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const args = ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'];
+    const server = spawn('node', [...args, '--search-cache', cache ? 'on' : 'off'], {
+      cwd: dir ?? path.resolve(import.meta.dirname, '..'),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const origin = `http://127.0.0.1:${port}`;
+    await settled(origin);
+    return { name, origin, cpuMicros: () => processCpuMicros(server.pid!), close: () => new Promise((resolve) => (server.kill('SIGTERM'), server.once('exit', () => resolve()))) };
+  }
+  const from = async <T>(module: string, own: T): Promise<T> => (dir ? ((await import(path.join(dir, module))) as T) : own);
+  const { createConfig } = await from('src-api/config.ts', ownConfig);
+  const { startServer } = await from('src-api/server.ts', ownServer);
+  const { consoleExtensions } = await from('src-api/console/console.extensions.ts', ownConsole);
+  const config = createConfig({ dataDir, demoData: false, port: 0, searchCache: cache, rateLimit: { enabled: false } } as never);
+  const server = await startServer(config, { extensions: consoleExtensions });
+  await settled(server.origin);
+  return {
+    name,
+    origin: server.origin,
+    cpuMicros: () => {
+      const { user, system } = process.cpuUsage();
+      return user + system;
+    },
+    close: () => server.close(),
+  };
+}
+
+const variants = [await start('this', undefined)];
+if (baseDir) variants.unshift(await start('base', path.resolve(baseDir)));
+const agents = generateAgents(size);
+const child = fork(path.join(import.meta.dirname, 'lib/load-child.ts'), { execArgv: ['--import', 'tsx'] });
+const loadOnce = (origin: string, requests: unknown[]) =>
+  new Promise<{ rps: number; p99: number; total: number; failures: number }>((resolve) => {
+    child.once('message', resolve as never);
+    child.send({ url: origin, requests, connections, seconds });
+  });
+
+console.log(`${size.toLocaleString('en')} agents, cache ${cache ? 'on' : 'off'}, ${connections} connections, ${seconds} s per load, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+const session = new Session();
+session.connect();
+if (profileFile) await session.post('Profiler.enable');
+for (const kind of classes) {
+  const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) => {
+    if (kind === 'filtered POST') return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) };
+    return { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q, limit: '20' })}` };
+  });
+  if (variants.length === 2) {
+    for (const spec of requests.slice(0, 300)) {
+      const [a, b] = await Promise.all(
+        variants.map(async ({ origin }) => {
+          const response = await fetch(`${origin}${spec.path}`, { method: spec.method, body: spec.body, headers: spec.body ? { 'content-type': 'application/json' } : {} });
+          const headers = [...response.headers].filter(([name]) => name !== 'date').map(([name, value]) => `${name}: ${value}`);
+          return `${response.status} ${headers.join('\n')} ${Buffer.from(await response.arrayBuffer()).toString('base64')}`;
+        }),
+      );
+      if (a !== b) throw new Error(`${kind}: different answers for ${JSON.stringify(spec)}`);
+    }
+  }
+  const results = variants.map(() => [] as { rps: number; p99: number; cpu: number }[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [v, variant] of variants.entries()) {
+      const profiling = profileFile && variant.name === 'this';
+      if (profiling) await session.post('Profiler.start');
+      const cpuBefore = variant.cpuMicros();
+      const result = await loadOnce(variant.origin, requests);
+      const cpu = (variant.cpuMicros() - cpuBefore) / result.total;
+      if (profiling) {
+        const { profile } = await session.post('Profiler.stop');
+        fs.writeFileSync(profileFile.replace(/(\.cpuprofile)?$/, `-${kind.replace(/\W+/g, '-')}-${round}.cpuprofile`), JSON.stringify(profile));
+      }
+      if (result.failures > 0) console.error(`  (${variant.name}: ${result.failures} failures)`);
+      results[v]!.push({ ...result, cpu });
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const figures = variants.map(
+    (variant, v) =>
+      `${variant.name} ${Math.round(median(results[v]!.map((r) => r.rps)))} req/s p99 ${median(results[v]!.map((r) => r.p99))} ms ` +
+      `${median(results[v]!.map((r) => r.cpu)).toFixed(1)} µs CPU/req`,
+  );
+  const ratioOf = (field: 'rps' | 'cpu') =>
+    `${(median(results[1]!.map((r) => r[field])) / median(results[0]!.map((r) => r[field]))).toFixed(3)} (${results[1]!.map((r, i) => (r[field] / results[0]![i]![field]).toFixed(2)).join(' ')})`;
+  const ratio = variants.length === 2 ? `; this/base req/s ${ratioOf('rps')}, CPU/req ${ratioOf('cpu')}` : '';
+  console.log(`${kind.padEnd(24)} ${figures.join(', ')}${ratio}, load ${os.loadavg()[0]!.toFixed(1)}`);
+}
+child.kill();
+for (const variant of variants) await variant.close();
