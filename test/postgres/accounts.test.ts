@@ -1,6 +1,18 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
-import { EmailNotVerifiedError, ForbiddenError, InvalidCredentialsError, NotFoundError } from '../../src-api/errors';
+import {
+  ConflictError,
+  EmailNotVerifiedError,
+  ForbiddenError,
+  InvalidCredentialsError,
+  InvalidTokenError,
+  NotFoundError,
+  ValidationError,
+} from '../../src-api/errors';
+import { createPublicUrl } from '../../src-api/lib/public-url';
+import { createAuditService } from '../../src-api/modules/audit/audit.service';
+import { createMailService } from '../../src-api/modules/mail/mail.service';
 import { createAccountRecords, type AccountRecords } from '../../src-api/modules/accounts/account-records';
 import { createAccountsService, emailKeyOf, type AccountsService } from '../../src-api/modules/accounts/accounts.service';
 import type { AccountRow } from '../../src-api/modules/accounts/accounts.table';
@@ -42,19 +54,21 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
+    const clock = { now: () => now };
+    const ids = { next: (prefix: string) => `${prefix}_${Math.random().toString(36).slice(2)}`, agent: () => 'agt_unused' };
     const limiter = createSignInLimiter({ maxFailures: 10, windowMs: 15 * 60_000, enabled: true });
     accounts = createAccountsService({
-      db: undefined as never, // the writes that mail or audit are still sync on SQLite's Db; not exercised here
+      db: undefined as never, // rename and close are still sync on SQLite's Db; not exercised here
       store,
-      clock: { now: () => now },
-      ids: { next: (prefix: string) => `${prefix}_${Math.random().toString(36).slice(2)}`, agent: () => 'agt_unused' },
+      clock,
+      ids,
       config: {
         accounts: { sessionIdleMs: 7 * DAY, sessionAbsoluteMs: 30 * DAY } as never,
         rateLimit: { enabled: true } as never,
       },
-      mail: undefined as never,
-      publicUrl: undefined as never,
-      audit: undefined as never,
+      mail: createMailService({ db: undefined as never, store, clock, ids, config: { mail: { retryDelaysMs: [1000] } as never } }),
+      publicUrl: createPublicUrl({ publicUrl: 'https://directory.example', host: '127.0.0.1', port: 0 }),
+      audit: createAuditService({ db: undefined as never, store, clock, ids }),
       signInLimits: limiter,
     });
     records = createAccountRecords({ db: undefined as never, store });
@@ -156,5 +170,113 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
     expect((await records.agents('acc_ada', { page: 2, limit: 2 })).items.map((agent) => agent.id)).toEqual(['agt_a1']);
     expect(await records.claims('acc_ada', { page: 1, limit: 10 })).toEqual({ items: [], page: 1, limit: 10, total: 0 });
     expect((await records.submissions('acc_none', { page: 1, limit: 10 })).total).toBe(0);
+  });
+
+  /** The mails queued to an address, oldest first, with the token of their link. */
+  const mailsTo = async (to: string) => {
+    const { mailOutbox } = store.t;
+    const rows = await store.rows(
+      store.db.select().from(mailOutbox).where(eq(mailOutbox.to, to)).orderBy(mailOutbox.createdAt, mailOutbox.id),
+    );
+    return rows.map((row) => ({ kind: row.kind, token: /[?&]token=([\w-]+)/.exec(row.text)?.[1] }));
+  };
+  const auditActions = async (entityId: string) => {
+    const { auditLog } = store.t;
+    return (await store.rows(store.db.select().from(auditLog).where(eq(auditLog.entityId, entityId)).orderBy(auditLog.createdAt))).map(
+      (row) => row.action,
+    );
+  };
+
+  it('signs up with a verification mail whose link works once; a second sign-up of the address mails a notice', async () => {
+    now = new Date(T(40));
+    await accounts.signUp({ email: 'New.Person@example.org', name: 'New Person', password: 'a long passphrase 42' });
+    const [verify] = await mailsTo('New.Person@example.org');
+    expect(verify).toMatchObject({ kind: 'account.verify' });
+    const account = await accounts.verifyEmail(verify!.token!);
+    expect(account).toMatchObject({ email: 'New.Person@example.org', email_verified: true });
+    await expect(accounts.verifyEmail(verify!.token!)).rejects.toThrow(InvalidTokenError);
+    now = new Date(new Date(T(40)).getTime() + 1000); // the mails are ordered by their time
+    await accounts.signUp({ email: 'new.person@EXAMPLE.org', name: 'Again', password: 'another long passphrase' });
+    expect((await mailsTo('New.Person@example.org')).map((mail) => mail.kind)).toEqual(['account.verify', 'account.exists']);
+    expect((await accounts.list({ page: 1, limit: 100, q: 'new.person' })).total).toBe(1);
+  });
+
+  it('of two uses of one link at the same time, exactly one verifies', async () => {
+    now = new Date(T(41));
+    await accounts.signUp({ email: 'twice@example.org', name: 'Twice', password: 'a long passphrase 43' });
+    const [verify] = await mailsTo('twice@example.org');
+    const outcomes = await Promise.allSettled([accounts.verifyEmail(verify!.token!), accounts.verifyEmail(verify!.token!)]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+  });
+
+  it('resets a password by mail: the old one stops working and every session ends', async () => {
+    now = new Date(T(42));
+    await accounts.createVerified({ email: 'reset@example.org', name: 'Reset', roles: [], password: PASSWORD }, 'test');
+    const { token: session } = await accounts.signIn('reset@example.org', PASSWORD, '192.0.2.9');
+    await accounts.requestPasswordReset('RESET@example.org');
+    await accounts.requestPasswordReset('nobody@example.org'); // the same answer, nothing queued
+    const [reset] = await mailsTo('reset@example.org');
+    expect(reset?.kind).toBe('account.password_reset');
+    await accounts.confirmPasswordReset(reset!.token!, 'a brand new passphrase');
+    expect(await accounts.authenticateSession(session)).toBeUndefined();
+    await expect(accounts.signIn('reset@example.org', PASSWORD, '192.0.2.9')).rejects.toThrow(InvalidCredentialsError);
+    expect((await accounts.signIn('reset@example.org', 'a brand new passphrase', '192.0.2.9')).account.email).toBe('reset@example.org');
+    await expect(accounts.confirmPasswordReset(reset!.token!, 'yet another passphrase')).rejects.toThrow(InvalidTokenError);
+  });
+
+  it('creates verified accounts (a set-password link without a password), refusing a taken address', async () => {
+    now = new Date(T(43));
+    const created = await accounts.createVerified({ email: 'ops@example.org', name: 'Ops', roles: ['moderator', 'moderator'] }, 'cli');
+    expect(created.account).toMatchObject({ email_verified: true, roles: ['moderator'] });
+    expect(created.setPasswordUrl).toMatch(/^https:\/\/directory\.example\/dashboard\/reset-password\?token=/);
+    await expect(accounts.createVerified({ email: 'OPS@example.org', name: 'Twin', roles: [] }, 'cli')).rejects.toThrow(ValidationError);
+    expect(await auditActions(created.account.id)).toEqual(['account.create']);
+  });
+
+  it('grants and revokes roles and disables accounts, audited; an admin cannot drop its own admin role', async () => {
+    now = new Date(T(44));
+    const { account } = await accounts.createVerified({ email: 'role@example.org', name: 'Role', roles: [], password: PASSWORD }, 'test');
+    const { token: session } = await accounts.signIn('role@example.org', PASSWORD, '192.0.2.10');
+    expect((await accounts.grantRole({ email: 'ROLE@example.org' }, 'admin', 'test')).roles).toEqual(['admin']);
+    expect((await accounts.grantRole({ id: account.id }, 'admin', 'test')).roles).toEqual(['admin']); // already: no change
+    await expect(accounts.revokeRole({ id: account.id }, 'admin', 'self', account.id)).rejects.toThrow(ConflictError);
+    expect((await accounts.revokeRole({ id: account.id }, 'admin', 'test')).roles).toEqual([]);
+    await expect(accounts.grantRole({ email: 'none@example.org' }, 'admin', 'test')).rejects.toThrow(NotFoundError);
+    expect(await accounts.setDisabled(account.id, true, 'test')).toMatchObject({ disabled: true });
+    expect(await accounts.authenticateSession(session)).toBeUndefined();
+    expect(await accounts.setDisabled(account.id, false, 'test')).toMatchObject({ disabled: false });
+    expect(await auditActions(account.id)).toEqual([
+      'account.create',
+      'account.roles',
+      'account.roles',
+      'account.disable',
+      'account.enable',
+    ]);
+  });
+
+  it('two admins granting two roles at once keep both', async () => {
+    now = new Date(T(45));
+    const { account } = await accounts.createVerified({ email: 'both@example.org', name: 'Both', roles: [] }, 'test');
+    // A third transaction holds the row while both grants start, so both read it before either writes.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = store.transaction(async () => {
+      const { accounts: table } = store.t;
+      await store.first(store.forUpdate(store.db.select().from(table).where(eq(table.id, account.id))));
+      locked();
+      await held;
+    });
+    await isLocked;
+    const grants = Promise.all([
+      accounts.grantRole({ id: account.id }, 'admin', 'a'),
+      accounts.grantRole({ id: account.id }, 'moderator', 'b'),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await holder;
+    await grants;
+    expect((await accounts.getAdmin(account.id)).roles.sort()).toEqual(['admin', 'moderator']);
   });
 });

@@ -82,7 +82,7 @@ export const accountsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      services.accounts.requestPasswordReset(request.body.email);
+      await services.accounts.requestPasswordReset(request.body.email);
       return reply.code(202).send({ status: 'reset_sent' as const });
     },
   );

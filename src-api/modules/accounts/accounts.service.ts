@@ -24,7 +24,7 @@ import { accountMails } from './account-mails';
 import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords';
 import { createSessions } from './sessions';
 import type { SignInLimits } from './sign-in-limiter';
-import { createOneTimeTokens } from './tokens';
+import { createOneTimeTokens, createSyncOneTimeTokens } from './tokens';
 
 const HOUR = 60 * 60_000;
 const VERIFY_TTL_MS = 24 * HOUR;
@@ -87,18 +87,14 @@ export function createAccountsService({
   audit,
   signInLimits: limiter,
 }: AccountsServiceDeps) {
-  const tokens = createOneTimeTokens({ db, clock, ids });
-  const sessions = createSessions({ db, store, clock, ids, config: config.accounts });
+  const tokens = createOneTimeTokens({ store, clock, ids });
+  // close() still runs in a sync transaction (its hooks are other modules' sync writes): its token delete too.
+  const syncTokens = createSyncOneTimeTokens({ db, clock, ids });
+  const sessions = createSessions({ store, clock, ids, config: config.accounts });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
   const renameHooks: Array<(accountId: string, name: string) => void> = [];
 
-  const byEmail = (email: string): AccountRow | undefined =>
-    db
-      .select()
-      .from(accounts)
-      .where(eq(accounts.emailKey, emailKeyOf(email)))
-      .get();
   const byId = (id: string): AccountRow | undefined => db.select().from(accounts).where(eq(accounts.id, id)).get();
   const requireRow = (id: string): AccountRow => {
     const row = byId(id);
@@ -121,15 +117,19 @@ export function createAccountsService({
     if (!row) throw new NotFoundError('Account', id);
     return row;
   };
-  const requireByEmail = (email: string): AccountRow => {
-    const row = byEmail(email);
-    if (!row) throw new NotFoundError(`No account with the e-mail address "${email.trim()}"`);
-    return row;
+  /** The row to change, locked until the transaction ends (PostgreSQL: two admins' changes apply one after the other). */
+  const lockRow = async (idOrEmail: { id?: string; email?: string }): Promise<AccountRow> => {
+    const { accounts } = store.t;
+    const where = idOrEmail.id ? eq(accounts.id, idOrEmail.id) : eq(accounts.emailKey, emailKeyOf(idOrEmail.email ?? ''));
+    const row = await store.first(store.forUpdate(store.db.select().from(accounts).where(where).limit(1)));
+    if (row) return row;
+    if (idOrEmail.id) throw new NotFoundError('Account', idOrEmail.id);
+    throw new NotFoundError(`No account with the e-mail address "${(idOrEmail.email ?? '').trim()}"`);
   };
-  const setRoles = (row: AccountRow, roles: AccountRole[], actor: string): AccountRow => {
+  const setRoles = async (row: AccountRow, roles: AccountRole[], actor: string): Promise<AccountRow> => {
     const after = { ...row, roles, updatedAt: isoNow(clock) };
-    db.update(accounts).set({ roles, updatedAt: after.updatedAt }).where(eq(accounts.id, row.id)).run();
-    audit.record({
+    await store.run(store.db.update(store.t.accounts).set({ roles, updatedAt: after.updatedAt }).where(eq(store.t.accounts.id, row.id)));
+    await audit.recordInTransaction({
       actor,
       action: 'account.roles',
       entityType: 'account',
@@ -159,14 +159,14 @@ export function createAccountsService({
     async signUp(input: SignUpInput): Promise<void> {
       assertStrongPassword(input.password, { email: input.email });
       const passwordHash = await hashPassword(input.password); // spent for known addresses too
-      inTransaction(db, () => {
-        const existing = byEmail(input.email);
+      await store.transaction(async () => {
+        const existing = await findByEmail(input.email);
         if (existing) {
           if (existing.emailVerifiedAt === null && existing.disabledAt === null) {
-            tokens.revokeAll('verify_email', existing.id);
-            mail.queue(mails.verify(existing, tokens.issue('verify_email', existing.id, VERIFY_TTL_MS)));
+            await tokens.revokeAll('verify_email', existing.id);
+            await mail.queueInTransaction(mails.verify(existing, await tokens.issue('verify_email', existing.id, VERIFY_TTL_MS)));
           } else {
-            mail.queue(mails.alreadyRegistered(existing));
+            await mail.queueInTransaction(mails.alreadyRegistered(existing));
           }
           return;
         }
@@ -183,18 +183,23 @@ export function createAccountsService({
           createdAt: now,
           updatedAt: now,
         };
-        db.insert(accounts).values(row).run();
-        mail.queue(mails.verify(row, tokens.issue('verify_email', row.id, VERIFY_TTL_MS)));
+        // Two sign-ups of one new address at once (side by side on PostgreSQL): the unique e-mail key keeps one
+        // account, and the other sign-up ends here, as for a known address (its mail is the first one's).
+        const inserted = await store.run(store.db.insert(store.t.accounts).values(row).onConflictDoNothing());
+        if (inserted === 0) return;
+        await mail.queueInTransaction(mails.verify(row, await tokens.issue('verify_email', row.id, VERIFY_TTL_MS)));
       });
     },
 
     /** Marks the address verified; the token is single-use and lasts 24 h. */
-    verifyEmail(token: string): Account {
-      return inTransaction(db, () => {
-        const row = requireRow(tokens.consume('verify_email', token));
+    verifyEmail(token: string): Promise<Account> {
+      return store.transaction(async () => {
+        const row = await loadRow(await tokens.consume('verify_email', token));
         if (row.emailVerifiedAt) return toAccount(row);
         const now = isoNow(clock);
-        db.update(accounts).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(accounts.id, row.id)).run();
+        await store.run(
+          store.db.update(store.t.accounts).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(store.t.accounts.id, row.id)),
+        );
         return toAccount({ ...row, emailVerifiedAt: now, updatedAt: now });
       });
     },
@@ -233,12 +238,12 @@ export function createAccountsService({
     },
 
     /** Mails a reset link (1 h) to a known address; the answer is the same for unknown ones. */
-    requestPasswordReset(email: string): void {
-      inTransaction(db, () => {
-        const row = byEmail(email);
+    requestPasswordReset(email: string): Promise<void> {
+      return store.transaction(async () => {
+        const row = await findByEmail(email);
         if (!row || row.disabledAt) return;
-        tokens.revokeAll('password_reset', row.id);
-        mail.queue(mails.passwordReset(row, tokens.issue('password_reset', row.id, RESET_TTL_MS)));
+        await tokens.revokeAll('password_reset', row.id);
+        await mail.queueInTransaction(mails.passwordReset(row, await tokens.issue('password_reset', row.id, RESET_TTL_MS)));
       });
     },
 
@@ -246,16 +251,18 @@ export function createAccountsService({
     async confirmPasswordReset(token: string, password: string): Promise<Account> {
       assertStrongPassword(password);
       const passwordHash = await hashPassword(password);
-      return inTransaction(db, () => {
-        const row = requireRow(tokens.consume('password_reset', token));
+      return store.transaction(async () => {
+        const row = await loadRow(await tokens.consume('password_reset', token));
         const now = isoNow(clock);
         const after: AccountRow = { ...row, passwordHash, emailVerifiedAt: row.emailVerifiedAt ?? now, updatedAt: now };
-        db.update(accounts)
-          .set({ passwordHash, emailVerifiedAt: after.emailVerifiedAt, updatedAt: now })
-          .where(eq(accounts.id, row.id))
-          .run();
-        sessions.endAll(row.id);
-        tokens.revokeAll('password_reset', row.id);
+        await store.run(
+          store.db
+            .update(store.t.accounts)
+            .set({ passwordHash, emailVerifiedAt: after.emailVerifiedAt, updatedAt: now })
+            .where(eq(store.t.accounts.id, row.id)),
+        );
+        await sessions.endAll(row.id);
+        await tokens.revokeAll('password_reset', row.id);
         return toAccount(after);
       });
     },
@@ -290,7 +297,7 @@ export function createAccountsService({
         const row = requireRow(id);
         const actor = accountActor(row);
         for (const hook of closeHooks) hook(id, actor);
-        tokens.deleteForSubject(id);
+        syncTokens.deleteForSubject(id);
         db.delete(accounts).where(eq(accounts.id, id)).run(); // sessions cascade; owned records keep a null owner
         audit.record({ actor, action: 'account.close', entityType: 'account', entityId: id, before: toAdminAccount(row) });
       });
@@ -308,11 +315,12 @@ export function createAccountsService({
     ): Promise<{ account: Account; setPasswordUrl?: string }> {
       if (input.password !== undefined) assertStrongPassword(input.password, { email: input.email });
       const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-      return inTransaction(db, () => {
-        if (byEmail(input.email))
-          throw new ValidationError(`An account with the e-mail address "${input.email.trim()}" exists already`, [
-            { pointer: '/email', detail: 'is taken' },
-          ]);
+      const taken = () =>
+        new ValidationError(`An account with the e-mail address "${input.email.trim()}" exists already`, [
+          { pointer: '/email', detail: 'is taken' },
+        ]);
+      return store.transaction(async () => {
+        if (await findByEmail(input.email)) throw taken();
         const now = isoNow(clock);
         const row: AccountRow = {
           id: ids.next('acc'),
@@ -326,10 +334,17 @@ export function createAccountsService({
           createdAt: now,
           updatedAt: now,
         };
-        db.insert(accounts).values(row).run();
-        audit.record({ actor, action: 'account.create', entityType: 'account', entityId: row.id, after: toAdminAccount(row) });
+        // Taken meanwhile by a sign-up running side by side (PostgreSQL): the unique e-mail key says so.
+        if ((await store.run(store.db.insert(store.t.accounts).values(row).onConflictDoNothing())) === 0) throw taken();
+        await audit.recordInTransaction({
+          actor,
+          action: 'account.create',
+          entityType: 'account',
+          entityId: row.id,
+          after: toAdminAccount(row),
+        });
         const setPasswordUrl =
-          passwordHash === null ? mails.setPasswordUrl(tokens.issue('password_reset', row.id, SET_PASSWORD_TTL_MS)) : undefined;
+          passwordHash === null ? mails.setPasswordUrl(await tokens.issue('password_reset', row.id, SET_PASSWORD_TTL_MS)) : undefined;
         return { account: toAccount(row), ...(setPasswordUrl && { setPasswordUrl }) };
       });
     },
@@ -368,22 +383,22 @@ export function createAccountsService({
       return toAdminAccount(await loadRow(id));
     },
 
-    grantRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): AdminAccount {
-      return inTransaction(db, () => {
-        const row = idOrEmail.id ? requireRow(idOrEmail.id) : requireByEmail(idOrEmail.email ?? '');
+    grantRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string): Promise<AdminAccount> {
+      return store.transaction(async () => {
+        const row = await lockRow(idOrEmail);
         if (row.roles.includes(role)) return toAdminAccount(row);
-        return toAdminAccount(setRoles(row, [...row.roles, role], actor));
+        return toAdminAccount(await setRoles(row, [...row.roles, role], actor));
       });
     },
 
     /** `selfId`: the acting admin's own account, which cannot drop its own admin role (someone must keep it). */
-    revokeRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string, selfId?: string): AdminAccount {
-      return inTransaction(db, () => {
-        const row = idOrEmail.id ? requireRow(idOrEmail.id) : requireByEmail(idOrEmail.email ?? '');
+    revokeRole(idOrEmail: { id?: string; email?: string }, role: AccountRole, actor: string, selfId?: string): Promise<AdminAccount> {
+      return store.transaction(async () => {
+        const row = await lockRow(idOrEmail);
         if (!row.roles.includes(role)) return toAdminAccount(row);
         if (role === 'admin' && row.id === selfId) throw new ConflictError('You cannot revoke your own admin role; ask another admin');
         return toAdminAccount(
-          setRoles(
+          await setRoles(
             row,
             row.roles.filter((r) => r !== role),
             actor,
@@ -393,16 +408,18 @@ export function createAccountsService({
     },
 
     /** Disabling ends the sessions and refuses sign-in and the account's keys; enabling undoes it. */
-    setDisabled(id: string, disabled: boolean, actor: string, selfId?: string): AdminAccount {
-      return inTransaction(db, () => {
-        const row = requireRow(id);
+    setDisabled(id: string, disabled: boolean, actor: string, selfId?: string): Promise<AdminAccount> {
+      return store.transaction(async () => {
+        const row = await lockRow({ id });
         if (disabled && id === selfId) throw new ConflictError('You cannot disable your own account');
         if ((row.disabledAt !== null) === disabled) return toAdminAccount(row);
         const now = isoNow(clock);
         const after: AccountRow = { ...row, disabledAt: disabled ? now : null, updatedAt: now };
-        db.update(accounts).set({ disabledAt: after.disabledAt, updatedAt: now }).where(eq(accounts.id, id)).run();
-        if (disabled) sessions.endAll(id);
-        audit.record({
+        await store.run(
+          store.db.update(store.t.accounts).set({ disabledAt: after.disabledAt, updatedAt: now }).where(eq(store.t.accounts.id, id)),
+        );
+        if (disabled) await sessions.endAll(id);
+        await audit.recordInTransaction({
           actor,
           action: disabled ? 'account.disable' : 'account.enable',
           entityType: 'account',

@@ -1,17 +1,13 @@
 import { eq } from 'drizzle-orm';
 import type { AccountsConfig } from '../../config';
-import type { Db } from '../../db/client';
 import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
-import { sessions } from './accounts.table';
 import { hashSecret, newSecret } from './tokens';
 
 export const SESSION_COOKIE = 'agentdir_session';
 
 export interface SessionsDeps {
-  /** endAll still writes through it, inside the sync transactions of a password reset and of disabling (not ported yet). */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -22,7 +18,7 @@ export interface SessionsDeps {
 const TOUCH_EVERY_MS = 60_000;
 
 /** Browser sessions: a random cookie value, stored hashed, ending after 7 days idle or 30 days in all. */
-export function createSessions({ db, store, clock, ids, config }: SessionsDeps) {
+export function createSessions({ store, clock, ids, config }: SessionsDeps) {
   return {
     /** Starts a session; returns the cookie value and when it ends at the latest. */
     async create(accountId: string): Promise<{ token: string; expiresAt: Date }> {
@@ -74,8 +70,8 @@ export function createSessions({ db, store, clock, ids, config }: SessionsDeps) 
       await store.run(store.db.delete(store.t.sessions).where(eq(store.t.sessions.tokenHash, hashSecret(token))));
     },
 
-    endAll(accountId: string): void {
-      db.delete(sessions).where(eq(sessions.accountId, accountId)).run();
+    async endAll(accountId: string): Promise<void> {
+      await store.run(store.db.delete(store.t.sessions).where(eq(store.t.sessions.accountId, accountId)));
     },
   };
 }

@@ -5,7 +5,7 @@ import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { PublicUrl } from '../../lib/public-url';
 import type { Page } from '../../lib/schemas';
-import { createOneTimeTokens } from '../accounts/tokens';
+import { createSyncOneTimeTokens } from '../accounts/tokens';
 import type { AuditService } from '../audit/audit.service';
 import type { MailService } from '../mail/mail.service';
 import { toCsv } from './csv';
@@ -44,7 +44,7 @@ export const SUBSCRIBERS_CSV_HEADER = ['email', 'status', 'subscribed_at'] as co
  */
 export function createNewsletterService({ db, clock, ids, mail, publicUrl, audit }: NewsletterServiceDeps) {
   const table = newsletterSubscribers;
-  const tokens = createOneTimeTokens({ db, clock, ids });
+  const tokens = createSyncOneTimeTokens({ db, clock, ids });
   const mails = newsletterMails(publicUrl);
 
   const byId = (id: string): NewsletterSubscriberRow | undefined => db.select().from(table).where(eq(table.id, id)).get();
