@@ -9,8 +9,9 @@
  * per profile, no concatenation (a search answer is written ~10,000 times a second).
  */
 export class JsonBytes {
-  /** Text pieces and byte pieces in order; a byte piece is used up to its length in `lengths`. */
+  /** Text pieces and byte pieces in order; a byte piece is used from `starts` for `lengths` bytes. */
   private readonly parts: (string | Buffer)[] = [];
+  private readonly starts: number[] = [];
   private readonly lengths: number[] = [];
   private size = 0;
   private text = '';
@@ -28,10 +29,16 @@ export class JsonBytes {
 
   /** Appends the first `length` bytes of `json` (e.g. an object without its closing brace, to add fields). */
   bytesUpTo(json: Buffer, length: number): this {
+    return this.range(json, 0, length);
+  }
+
+  /** Appends bytes `start` to `end` of `source` (a text inside a larger buffer, without making a view of it). */
+  range(source: Buffer, start: number, end: number): this {
     this.flush();
-    this.parts.push(json);
-    this.lengths.push(length);
-    this.size += length;
+    this.parts.push(source);
+    this.starts.push(start);
+    this.lengths.push(end - start);
+    this.size += end - start;
     return this;
   }
 
@@ -46,15 +53,15 @@ export class JsonBytes {
 
   toBuffer(): Buffer {
     this.flush();
-    const { parts, lengths } = this;
+    const { parts, starts, lengths } = this;
     const only = parts[0];
-    if (parts.length === 1 && typeof only !== 'string' && lengths[0] === only!.length) return only!;
+    if (parts.length === 1 && typeof only !== 'string' && starts[0] === 0 && lengths[0] === only!.length) return only!;
     const out = Buffer.allocUnsafe(this.size);
     let at = 0;
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i]!;
       if (typeof part === 'string') at += out.write(part, at, lengths[i]!, 'utf8');
-      else at += part.copy(out, at, 0, lengths[i]);
+      else at += part.copy(out, at, starts[i], starts[i]! + lengths[i]!);
     }
     return out;
   }
@@ -63,6 +70,7 @@ export class JsonBytes {
     if (this.text === '') return;
     const length = Buffer.byteLength(this.text, 'utf8');
     this.parts.push(this.text);
+    this.starts.push(0);
     this.lengths.push(length);
     this.size += length;
     this.text = '';

@@ -21,9 +21,29 @@ describe('JsonBytes', () => {
 
   it('takes part of a byte piece (an object without its closing brace) and leaves the piece as it was', () => {
     const profile = Buffer.from('{"name":"Ünï"}');
-    const out = new JsonBytes().raw('[').bytesUpTo(profile, profile.length - 1).raw(',"score":2}]').toBuffer();
+    const out = new JsonBytes()
+      .raw('[')
+      .bytesUpTo(profile, profile.length - 1)
+      .raw(',"score":2}]')
+      .toBuffer();
     expect(JSON.parse(out.toString('utf8'))).toEqual([{ name: 'Ünï', score: 2 }]);
     expect(profile.toString('utf8')).toBe('{"name":"Ünï"}');
+  });
+
+  it('takes a byte range from inside a larger buffer, between text pieces', () => {
+    const chunk = Buffer.from('xx{"name":"Ünï"}{"name":"b"}yy');
+    const first = chunk.indexOf('{');
+    const second = chunk.indexOf('{', first + 1);
+    const out = new JsonBytes()
+      .raw('[')
+      .range(chunk, first, second - 1)
+      .raw(',"score":1},')
+      .range(chunk, second, chunk.length - 2)
+      .raw(']')
+      .toBuffer();
+    expect(JSON.parse(out.toString('utf8'))).toEqual([{ name: 'Ünï', score: 1 }, { name: 'b' }]);
+    // A range that is the whole of one buffer alone is still copied out of it (the buffer is not handed back).
+    expect(new JsonBytes().range(chunk, first, second).toBuffer().toString()).toBe('{"name":"Ünï"}');
   });
 
   it('writes an empty list and a document of text alone', () => {

@@ -33,6 +33,13 @@ describe('TextArena', () => {
       }
     }
     for (const [key, text] of expected) expect(arena.get(key)).toBe(text);
+    // visitBytes hands out the same bytes as getBytes, as a range of the chunk instead of a view.
+    for (const key of expected.keys()) {
+      let visited = '';
+      expect(arena.visitBytes(key, (chunk, start, end) => (visited = chunk.toString('utf8', start, end)))).toBe(true);
+      expect(visited).toBe(arena.getBytes(key)!.toString('utf8'));
+    }
+    expect(arena.visitBytes('k-missing', () => expect.unreachable())).toBe(false);
     expect(arena.size).toBe(expected.size);
     expect(arena.oldestKey()).toBe(expected.keys().next().value);
     // Compaction let the dead chunks go: what is allocated stays within a small multiple of what is live.

@@ -196,6 +196,11 @@ export function createAgentsService({ db, clock, ids, audit, writes, profileCach
       return profiles.getMany(idList);
     },
 
+    /** The same profiles in the order of `idList`, as byte ranges handed to `visit` (see ProfileCache.visitMany). */
+    visitProfilesJson(idList: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void {
+      profiles.visitMany(idList, visit);
+    },
+
     /** Serializes the directory's profiles into the cache in the background (slices between requests); returns a stop function. */
     warmUpProfiles(handlers: SliceHandlers = {}): () => void {
       return runInSlices(() => profiles.fillStep(), handlers);

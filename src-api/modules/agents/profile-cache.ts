@@ -17,6 +17,11 @@ export interface ProfileCache {
   /** Profiles of the listed agents among `ids` (one query for all misses). */
   getMany(ids: readonly string[]): Map<string, ProfileJson>;
   /**
+   * The same profiles, in the order of `ids`, each handed to `visit` as a byte range of a buffer (no view, no Map:
+   * for answers that copy the bytes at once). `index` is the id's place in `ids`; ids without a profile are skipped.
+   */
+  visitMany(ids: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void;
+  /**
    * Fills the cache with the next slice of the directory (by id); true once
    * the whole directory was seen or the cache is full. For a warm-up in slices.
    */
@@ -77,6 +82,19 @@ export function createProfileCache({
     return profiles.getBytes(row.id) as ProfileJson;
   };
 
+  function getMany(ids: readonly string[]): Map<string, ProfileJson> {
+    sync();
+    const found = new Map<string, ProfileJson>();
+    const misses: string[] = [];
+    for (const id of ids) {
+      const cached = profiles.getBytes(id) as ProfileJson | undefined;
+      if (cached !== undefined) found.set(id, cached);
+      else misses.push(id);
+    }
+    if (misses.length > 0) for (const row of rows.byIds(misses)) if (row.listed) found.set(row.id, remember(row));
+    return found;
+  }
+
   return {
     get(id) {
       sync();
@@ -86,17 +104,20 @@ export function createProfileCache({
       return row?.listed ? remember(row) : undefined;
     },
 
-    getMany(ids) {
+    getMany,
+
+    visitMany(ids, visit) {
       sync();
-      const found = new Map<string, ProfileJson>();
-      const misses: string[] = [];
-      for (const id of ids) {
-        const cached = profiles.getBytes(id) as ProfileJson | undefined;
-        if (cached !== undefined) found.set(id, cached);
-        else misses.push(id);
+      let at = 0;
+      const forward = (bytes: Buffer, start: number, end: number): void => visit(at, bytes, start, end);
+      for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
+      if (at === ids.length) return;
+      // A miss (not cached yet, or no profile): the rest as getMany reads them (views taken before any eviction).
+      const rest = getMany(ids.slice(at));
+      for (; at < ids.length; at++) {
+        const bytes = rest.get(ids[at]!);
+        if (bytes !== undefined) visit(at, bytes, 0, bytes.length);
       }
-      if (misses.length > 0) for (const row of rows.byIds(misses)) if (row.listed) found.set(row.id, remember(row));
-      return found;
     },
 
     fillStep() {

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConfig, databasePath } from '../../src-api/config';
+import { openDatabase } from '../../src-api/db/client';
+import { createServices } from '../../src-api/services';
+import { agentInput, makeTempDir } from '../helpers/test-server';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('profile cache: visitProfilesJson', () => {
+  it('hands out the same bytes as profilesJson, in the order asked, cached or not, skipping ids without a profile', () => {
+    const dataDir = makeTempDir();
+    dirs.push(dataDir);
+    const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
+    const services = createServices({ db: openDatabase(databasePath(config)), config });
+    const ids = Array.from(
+      { length: 6 },
+      (_, i) => services.agents.create(agentInput({ name: `Visit Agent ${i}` }), { emitEvents: false }).id,
+    );
+    const visited = (asked: string[]) => {
+      const out: [number, string][] = [];
+      services.agents.visitProfilesJson(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]));
+      return out;
+    };
+    const expected = (asked: string[]) => {
+      const found = services.agents.profilesJson(asked);
+      return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
+    };
+    // Half cached first: a cached run, then a miss part-way (the rest through the database), an unknown id among them.
+    services.agents.profilesJson([ids[0]!, ids[2]!]);
+    const asked = [ids[2]!, ids[0]!, ids[5]!, 'no-such-agent', ids[1]!, ids[3]!];
+    const first = visited(asked);
+    expect(first.map(([index]) => index)).toEqual([0, 1, 2, 4, 5]);
+    expect(first).toEqual(expected(asked));
+    // All cached now: the same again.
+    expect(visited(asked)).toEqual(first);
+    expect(visited([])).toEqual([]);
+  });
+});
