@@ -79,7 +79,12 @@ async function start(name: string, dir: string | undefined): Promise<Variant> {
     });
     const origin = `http://127.0.0.1:${port}`;
     await settled(origin);
-    return { name, origin, cpuMicros: () => processCpuMicros(server.pid!), close: () => new Promise((resolve) => (server.kill('SIGTERM'), server.once('exit', () => resolve()))) };
+    return {
+      name,
+      origin,
+      cpuMicros: () => processCpuMicros(server.pid!),
+      close: () => new Promise((resolve) => (server.kill('SIGTERM'), server.once('exit', () => resolve()))),
+    };
   }
   const from = async <T>(module: string, own: T): Promise<T> => (dir ? ((await import(path.join(dir, module))) as T) : own);
   const { createConfig } = await from('src-api/config.ts', ownConfig);
@@ -109,20 +114,30 @@ const loadOnce = (origin: string, requests: unknown[]) =>
     child.send({ url: origin, requests, connections, seconds });
   });
 
-console.log(`${size.toLocaleString('en')} agents, cache ${cache ? 'on' : 'off'}, ${connections} connections, ${seconds} s per load, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+console.log(
+  `${size.toLocaleString('en')} agents, cache ${cache ? 'on' : 'off'}, ${connections} connections, ${seconds} s per load, node ${process.version}, load ${os
+    .loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ')}`,
+);
 const session = new Session();
 session.connect();
 if (profileFile) await session.post('Profiler.enable');
 for (const kind of classes) {
   const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) => {
-    if (kind === 'filtered POST') return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) };
+    if (kind === 'filtered POST')
+      return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) };
     return { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q, limit: '20' })}` };
   });
   if (variants.length === 2) {
     for (const spec of requests.slice(0, 300)) {
       const [a, b] = await Promise.all(
         variants.map(async ({ origin }) => {
-          const response = await fetch(`${origin}${spec.path}`, { method: spec.method, body: spec.body, headers: spec.body ? { 'content-type': 'application/json' } : {} });
+          const response = await fetch(`${origin}${spec.path}`, {
+            method: spec.method,
+            body: spec.body,
+            headers: spec.body ? { 'content-type': 'application/json' } : {},
+          });
           const headers = [...response.headers].filter(([name]) => name !== 'date').map(([name, value]) => `${name}: ${value}`);
           return `${response.status} ${headers.join('\n')} ${Buffer.from(await response.arrayBuffer()).toString('base64')}`;
         }),
@@ -140,7 +155,10 @@ for (const kind of classes) {
       const cpu = (variant.cpuMicros() - cpuBefore) / result.total;
       if (profiling) {
         const { profile } = await session.post('Profiler.stop');
-        fs.writeFileSync(profileFile.replace(/(\.cpuprofile)?$/, `-${kind.replace(/\W+/g, '-')}-${round}.cpuprofile`), JSON.stringify(profile));
+        fs.writeFileSync(
+          profileFile.replace(/(\.cpuprofile)?$/, `-${kind.replace(/\W+/g, '-')}-${round}.cpuprofile`),
+          JSON.stringify(profile),
+        );
       }
       if (result.failures > 0) console.error(`  (${variant.name}: ${result.failures} failures)`);
       results[v]!.push({ ...result, cpu });

@@ -28,6 +28,11 @@ process.on('message', (job: Job) => {
       },
     ],
   }).then((result) => {
-    process.send!({ rps: result.requests.average, p99: result.latency.p99, total: result.requests.total, failures: result.errors + result.timeouts + result.non2xx });
+    process.send!({
+      rps: result.requests.average,
+      p99: result.latency.p99,
+      total: result.requests.total,
+      failures: result.errors + result.timeouts + result.non2xx,
+    });
   });
 });
