@@ -91,7 +91,7 @@ export function createServices({
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   // The one write path of agents (the service, `cli import` and the demo seeder): rules, change cursor, events.
   const agentWrites = createAgentWrites({ db, clock, events });
-  const agents = createAgentsService({ ...base, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
+  const agents = createAgentsService({ ...base, store, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
   accounts.onRename((accountId, name) => agents.renameOwner(accountId, name));
   accounts.onClose((accountId) => agents.detachOwner(accountId));

@@ -100,10 +100,10 @@ describe('POST /submit with agent_card_url', () => {
     // Weekly re-fetch: a week later the card answers 304 to its ETag: nothing changes.
     const age = () => server.services.db.$client.prepare("UPDATE agents SET agent_card_fetched_at = '2000-01-01T00:00:00.000Z'").run();
     age();
-    const version = server.services.agents.getRow(approved.agent_id!).version;
+    const version = (await server.services.agents.getRow(approved.agent_id!)).version;
     expect(await server.services.agentCards.refetchDue()).toEqual({ checked: 1, updated: 0, notModified: 1, failed: 0 });
     expect(host.requests.at(-1)).toMatchObject({ ifNoneMatch: '"v1"' });
-    expect(server.services.agents.getRow(approved.agent_id!).version).toBe(version);
+    expect((await server.services.agents.getRow(approved.agent_id!)).version).toBe(version);
     expect(await server.services.agentCards.refetchDue()).toMatchObject({ checked: 0 });
 
     // The card changes: the profile and skills follow, and that is an agent.updated.

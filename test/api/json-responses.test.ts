@@ -44,7 +44,7 @@ describe('JSON written from the profile cache', () => {
         const [text, expected] = await textAndSchemaText(await server.api(`/agents?${query}`), agentListSchema);
         expect(text).toBe(expected);
         const params = Object.fromEntries(new URLSearchParams(query));
-        const page = server.services.agents.list({
+        const page = await server.services.agents.list({
           sort,
           page: Number(params.page ?? 1),
           limit: Number(params.limit),

@@ -147,13 +147,13 @@ describe('posts generated from directory events', () => {
     expect(result).toBeNull();
   });
 
-  it('never undoes the directory change when generating posts fails', () => {
+  it('never undoes the directory change when generating posts fails', async () => {
     const sqlite = server.services.db.$client;
     sqlite.exec("CREATE TRIGGER marketing_test_fail BEFORE INSERT ON marketing_posts BEGIN SELECT RAISE(ABORT, 'disk on fire'); END");
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const agent = server.services.agents.create(agentInput({ name: 'Unlucky Agent', source_url: 'https://github.com/x/unlucky' }));
-      expect(server.services.agents.get(agent.id).name).toBe('Unlucky Agent');
+      expect((await server.services.agents.get(agent.id)).name).toBe('Unlucky Agent');
       expect(
         sqlite
           .prepare("SELECT count(*) AS n FROM events WHERE type = 'agent.registered' AND json_extract(data, '$.agent_id') = ?")
@@ -171,8 +171,8 @@ describe('posts generated from directory events', () => {
     }
   });
 
-  it('picks template variants deterministically from the event id', () => {
-    const context: GenerationContext = { agent: server.services.agents.getRow(agentId) };
+  it('picks template variants deterministically from the event id', async () => {
+    const context: GenerationContext = { agent: await server.services.agents.getRow(agentId) };
     const first = composePosts({ id: 'evt_fixed', type: 'agent.registered' }, context);
     expect(composePosts({ id: 'evt_fixed', type: 'agent.registered' }, context)).toEqual(first);
     const titles = new Set<string>();

@@ -130,7 +130,7 @@ describe('ownership through claims', () => {
     const verified = await trpc('mutation', 'claims.verifyManually', { id: theirs.id, note: 'known maintainer' });
     expect(verified.status).toBe(200);
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Bob Other' });
-    expect(server.services.agents.getRow(agentId).ownerAccountId).not.toBe(annId);
+    expect((await server.services.agents.getRow(agentId)).ownerAccountId).not.toBe(annId);
   });
 
   it('an anonymous claim verifies the agent without an owner', async () => {
@@ -150,7 +150,7 @@ describe('ownership through claims', () => {
     expect((await server.api(`/claims/${hers.id}/verify`, { method: 'POST' })).status).toBe(200);
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Cat' });
 
-    const catId = server.services.agents.getRow(agentId).ownerAccountId!;
+    const catId = (await server.services.agents.getRow(agentId)).ownerAccountId!;
     server.services.accounts.rename(catId, 'Catherine');
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Catherine' });
     server.services.accounts.close(catId);
@@ -202,7 +202,7 @@ describe('PATCH /me/agents/{id}', () => {
 
   it('turns a new name or source into a pending edit request that a moderator approves', async () => {
     const agentId = await annOwns();
-    const before = server.services.agents.getRow(agentId);
+    const before = await server.services.agents.getRow(agentId);
     const response = await patch(ann, agentId, {
       name: 'Renamed Tool',
       source_url: 'https://github.com/acme/renamed',
@@ -253,7 +253,7 @@ describe('PATCH /me/agents/{id}', () => {
 
   it('a rejected request keeps its reason and changes nothing', async () => {
     const agentId = await annOwns();
-    const name = server.services.agents.getRow(agentId).name;
+    const name = (await server.services.agents.getRow(agentId)).name;
     const accepted = await json(await patch(ann, agentId, { name: 'Impersonation Inc' }));
     expect((await trpc('mutation', 'editRequests.reject', { id: accepted.id, reason: '' })).status).toBe(400);
     const rejected = await trpc('mutation', 'editRequests.reject', { id: accepted.id, reason: 'Misleading name' });
@@ -265,7 +265,7 @@ describe('PATCH /me/agents/{id}', () => {
 
   it('answers 400 to bad bodies and writes nothing', async () => {
     const agentId = await annOwns();
-    const before = server.services.agents.getRow(agentId);
+    const before = await server.services.agents.getRow(agentId);
     for (const body of [
       {},
       { tagline: '' },
@@ -286,7 +286,7 @@ describe('PATCH /me/agents/{id}', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(malformed.status).toBe(400);
-    expect(server.services.agents.getRow(agentId).version).toBe(before.version);
+    expect((await server.services.agents.getRow(agentId)).version).toBe(before.version);
     expect((await trpc('query', 'editRequests.list', { agent_id: agentId })).data.total).toBe(0);
   });
 });
@@ -296,7 +296,7 @@ describe('GET /me/edit-requests', () => {
     const approvedAgent = await annOwns();
     const rejectedAgent = await annOwns();
     const pendingAgent = await annOwns();
-    const approvedName = server.services.agents.getRow(approvedAgent).name;
+    const approvedName = (await server.services.agents.getRow(approvedAgent)).name;
     const toApprove = await json(await patch(ann, approvedAgent, { name: 'Listed Helper' }));
     const toReject = await json(await patch(ann, rejectedAgent, { source_url: 'https://github.com/acme/elsewhere' }));
     const waiting = await json(await patch(ann, pendingAgent, { name: 'Still Waiting' }));
@@ -312,9 +312,9 @@ describe('GET /me/edit-requests', () => {
     expect(mine.get(waiting.id)).toEqual({
       id: waiting.id,
       agent_id: pendingAgent,
-      agent_name: server.services.agents.getRow(pendingAgent).name,
+      agent_name: (await server.services.agents.getRow(pendingAgent)).name,
       changes: { name: 'Still Waiting' },
-      before: { name: server.services.agents.getRow(pendingAgent).name },
+      before: { name: (await server.services.agents.getRow(pendingAgent)).name },
       status: 'pending',
       reason: null,
       decided_at: null,
@@ -397,7 +397,7 @@ describe('only the owner', () => {
   it('another account, an unknown agent and no account get 404 (or 401) on every /me/agents route, and nothing changes', async () => {
     const agentId = await annOwns();
     const review = await json(await server.post(`/agents/${agentId}/reviews`, { rating: 5 }));
-    const before = server.services.agents.getRow(agentId);
+    const before = await server.services.agents.getRow(agentId);
     const routes = (id: string) => [
       { path: `/me/agents/${id}`, method: 'PATCH', body: { tagline: 'Hijacked' } },
       { path: `/me/agents/${id}`, method: 'PATCH', body: { name: 'Hijacked' } },
@@ -422,7 +422,7 @@ describe('only the owner', () => {
       const response = await ann(route.path, { method: route.method, body: route.body });
       expect(response.status).toBe(404);
     }
-    expect(server.services.agents.getRow(agentId).version).toBe(before.version);
+    expect((await server.services.agents.getRow(agentId)).version).toBe(before.version);
     expect((await json(await server.api(`/agents/${agentId}/reviews`))).reviews[0].reply).toBeNull();
     expect((await trpc('query', 'editRequests.list', { agent_id: agentId })).data.total).toBe(0);
   });

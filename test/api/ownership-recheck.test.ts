@@ -94,7 +94,7 @@ describe('ownership re-checks', () => {
     advance(INTERVAL + 1);
     expect(await services.claims.recheckDue()).toMatchObject({ checked: 1, held: 1 });
     expect(claimRow(claimId).recheckFailures).toBe(0);
-    expect(services.agents.getRow(agentId).verified).toBe(true);
+    expect((await services.agents.getRow(agentId)).verified).toBe(true);
   });
 
   it('three failed re-checks in a row take the verified mark away (agent.updated) and mail the owner', async () => {
@@ -104,7 +104,7 @@ describe('ownership re-checks', () => {
       advance(INTERVAL + 1);
       await services.claims.recheckDue();
       expect(claimRow(claimId).recheckFailures).toBe(strike);
-      expect(services.agents.getRow(agentId).verified).toBe(true);
+      expect((await services.agents.getRow(agentId)).verified).toBe(true);
       // Not again before the next interval.
       advance(DAY);
       await services.claims.recheckDue();
@@ -114,7 +114,7 @@ describe('ownership re-checks', () => {
 
     advance(INTERVAL + 1);
     expect(await services.claims.recheckDue()).toMatchObject({ unverified: 1 });
-    expect(services.agents.getRow(agentId).verified).toBe(false);
+    expect((await services.agents.getRow(agentId)).verified).toBe(false);
     expect(updatedEvents(agentId).map((event) => event.data.changed_fields)).toContainEqual(['verified']);
     const [mail] = mailsTo(accountEmail).filter((each) => each.kind === 'ownership.lost');
     expect(mail?.subject).toMatch(/no longer verified/);
@@ -146,6 +146,6 @@ describe('ownership re-checks', () => {
     advance(INTERVAL * 4);
     await services.claims.recheckDue();
     expect(claimRow(claim.id)).toMatchObject({ version: before.version, nextRecheckAt: null, recheckFailures: 0 });
-    expect(services.agents.getRow(agent.id).verified).toBe(true);
+    expect((await services.agents.getRow(agent.id)).verified).toBe(true);
   });
 });

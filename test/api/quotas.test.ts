@@ -35,7 +35,7 @@ describe('one review per agent per client per 24 h', () => {
     expect(second.status).toBe(409);
     expect(second.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await json(second)).toMatchObject({ status: 409, code: 'duplicate_review' });
-    expect(server.services.agents.get(agentId).rating).toEqual({ average: 5, count: 1 });
+    expect((await server.services.agents.get(agentId)).rating).toEqual({ average: 5, count: 1 });
     expect((await server.services.reviews.listVisible(agentId, { page: 1, limit: 10 })).total).toBe(1);
 
     // Another agent from the same address, and the same agent from another address, are fine.
@@ -45,13 +45,13 @@ describe('one review per agent per client per 24 h', () => {
 
   it('twenty 5-star reviews from one address count once in the rating and the trust score', async () => {
     const agentId = newAgent(server, 'Stuffing Target');
-    const before = server.services.agents.get(agentId).trust_score;
+    const before = (await server.services.agents.get(agentId)).trust_score;
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++)
       statuses.push((await server.post(`/agents/${agentId}/reviews`, { rating: 5 }, from('203.0.113.99'))).status);
     expect(statuses[0]).toBe(201);
     expect(statuses.slice(1).every((status) => status === 409)).toBe(true);
-    const after = server.services.agents.get(agentId);
+    const after = await server.services.agents.get(agentId);
     expect(after.rating.count).toBe(1);
     // One review moves the Bayesian review signal a little, nowhere near the 27 of 30 points twenty did.
     expect(after.trust_score - before).toBeLessThan(5);
@@ -71,11 +71,11 @@ describe('one review per agent per client per 24 h', () => {
       expect((await unlimited.post(`/agents/${agentId}/reviews`, { rating: 5 }, from('198.51.100.7'))).status).toBe(201);
   });
 
-  it('the console and tools (no client) are not limited', () => {
+  it('the console and tools (no client) are not limited', async () => {
     const agentId = newAgent(server, 'Tool Target');
     server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
     server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
-    expect(server.services.agents.get(agentId).rating.count).toBe(2);
+    expect((await server.services.agents.get(agentId)).rating.count).toBe(2);
   });
 });
 

@@ -96,7 +96,7 @@ describe('POST /agents/{id}/reviews', () => {
       expect(await json(response)).toMatchObject({ status: 404, code: 'not_found' });
     }
     expect(writeCounts()).toEqual(before);
-    expect(server.services.agents.getRow(unlisted)).toMatchObject({ ratingCount: 0, ratingSum: 0 });
+    expect(await server.services.agents.getRow(unlisted)).toMatchObject({ ratingCount: 0, ratingSum: 0 });
   });
 
   it.each([
@@ -238,7 +238,7 @@ describe('moderating reviews', () => {
       [spam.id, true],
       [visible.id, false],
     ]);
-    expect(page.items[0]!.agent_name).toBe(server.services.agents.getRow(agentId).name);
+    expect(page.items[0]!.agent_name).toBe((await server.services.agents.getRow(agentId)).name);
   });
 
   it('lists the latest reviews across agents, optionally only hidden ones', async () => {

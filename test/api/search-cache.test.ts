@@ -56,7 +56,7 @@ describe('search result cache', () => {
           writer.agents.update(r.pick(ids), { tagline: `Now about ${r.pick(WORDS)}` }, { emitEvents: false });
         } else if (roll === 2) {
           const id = r.pick(ids);
-          writer.agents.setListed(id, !writer.agents.getRow(id).listed, { emitEvents: false });
+          writer.agents.setListed(id, !(await writer.agents.getRow(id)).listed, { emitEvents: false });
         } else if (roll === 3) {
           writer.agents.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
         }

@@ -67,7 +67,7 @@ describe('import racing another writer', () => {
     expect(cli.agents.countListed()).toBe(1); // only the rival
   });
 
-  it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', () => {
+  it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', async () => {
     const { cli, server } = twoConnections();
     importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
 
@@ -85,10 +85,10 @@ describe('import racing another writer', () => {
     );
 
     expect(summary).toEqual({ total: 2, created: 1, updated: 1, unchanged: 0 });
-    expect(cli.agents.getRow('shared')).toMatchObject({ name: 'Renamed by the server', tagline: 'Tagline from the import', version: 3 });
+    expect(await cli.agents.getRow('shared')).toMatchObject({ name: 'Renamed by the server', tagline: 'Tagline from the import', version: 3 });
     // 1: the first import; 2, 3: the server's two writes; 4, 5: this import, counted on from what it re-read.
     const seqs = cli.db.$client.prepare('SELECT change_seq AS seq FROM agents ORDER BY change_seq').all() as { seq: number }[];
     expect(seqs.map((row) => row.seq)).toEqual([3, 4, 5]);
-    expect(cli.agents.getRow('shared').changeSeq).toBe(4);
+    expect((await cli.agents.getRow('shared')).changeSeq).toBe(4);
   });
 });

@@ -68,7 +68,7 @@ describe('submissions', () => {
     type: 'other' as const,
   };
 
-  it('stamps filing and decision times with the clock', () => {
+  it('stamps filing and decision times with the clock', async () => {
     const submission = services.submissions.submit(input);
     expect(submission).toMatchObject({ created_at: '2025-03-01T12:00:00.000Z', updated_at: '2025-03-01T12:00:00.000Z' });
 
@@ -80,7 +80,7 @@ describe('submissions', () => {
       updated_at: '2025-03-03T09:15:00.000Z',
       decided_at: '2025-03-03T09:15:00.000Z',
     });
-    expect(services.agents.getRow(approved.agent_id!).createdAt).toBe('2025-03-03T09:15:00.000Z');
+    expect((await services.agents.getRow(approved.agent_id!)).createdAt).toBe('2025-03-03T09:15:00.000Z');
   });
 
   it('lists by filing time, newest first', () => {

@@ -23,10 +23,10 @@ function servicesAt(start: Date) {
 }
 
 describe('trust score refresh', () => {
-  it('moves the age signal in slices of its own transactions, each change a change (change_seq)', () => {
+  it('moves the age signal in slices of its own transactions, each change a change (change_seq)', async () => {
     const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
     const created = Array.from({ length: 7 }, (_, i) => services.agents.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
-    const before = created.map((agent) => services.agents.getRow(agent.id).trustScore);
+    const before = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
     expect(services.agents.refreshTrustScores()).toBe(0);
 
     advance(200);
@@ -38,11 +38,11 @@ describe('trust score refresh', () => {
       afterId = slice.lastId;
     }
     expect(slices).toEqual([3, 3, 1]);
-    const after = created.map((agent) => services.agents.getRow(agent.id).trustScore);
+    const after = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
     after.forEach((score, i) => expect(score).toBeGreaterThan(before[i]!));
     expect(services.agents.latestChangeSeq()).toBe(seqBefore + 7);
     // The public profile follows (the profile cache saw the change).
-    expect(JSON.parse(services.agents.getJson(created[0]!.id).toString('utf8')).trust_score).toBe(after[0]);
+    expect(JSON.parse((await services.agents.getJson(created[0]!.id)).toString('utf8')).trust_score).toBe(after[0]);
     expect(services.agents.refreshTrustScores()).toBe(0);
   });
 

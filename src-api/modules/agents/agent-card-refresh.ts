@@ -41,7 +41,7 @@ export function createAgentCardRefresher({ agents, safeFetch, clock }: { agents:
       }
       // Type and categories stay as the moderators set them; the card speaks for the rest.
       const { name, tagline, description, author, capabilities, source_url } = fetched.profile;
-      const before = agents.findRow(due.id)?.version;
+      const before = (await agents.findRowAsync(due.id))?.version;
       const after = agents.applyAgentCard(
         due.id,
         { name, tagline, description, author, capabilities, source_url },
@@ -59,7 +59,7 @@ export function createAgentCardRefresher({ agents, safeFetch, clock }: { agents:
     async refetchDue(limit = CARDS_PER_RUN): Promise<RefetchSummary> {
       const before = new Date(clock.now().getTime() - AGENT_CARD_REFETCH_MS).toISOString();
       const summary: RefetchSummary = { checked: 0, updated: 0, notModified: 0, failed: 0 };
-      for (const due of agents.agentCardsDue(before, limit)) {
+      for (const due of await agents.agentCardsDue(before, limit)) {
         summary.checked++;
         const { outcome } = await refetch({ ...due, agentCardUrl: due.agentCardUrl! });
         if (outcome === 'updated') summary.updated++;
@@ -74,7 +74,7 @@ export function createAgentCardRefresher({ agents, safeFetch, clock }: { agents:
      * turn. Unknown agent → NotFoundError; an agent not submitted by card → ConflictError.
      */
     async refetchNow(id: string, { actor }: { actor?: string } = {}): Promise<RefetchOutcome> {
-      const row = agents.getRow(id);
+      const row = await agents.getRow(id);
       if (row.agentCardUrl === null) throw new ConflictError(`Agent "${id}" was not submitted by Agent Card: it has no card to fetch`);
       return refetch({ ...row, agentCardUrl: row.agentCardUrl }, actor);
     },

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client';
-import type { AgentRowStatements } from './agent-rows';
+import type { Store } from '../../db/store';
+import { gatedRead, type AgentRowReads, type AgentRowStatements } from './agent-rows';
 
 export interface AgentChangeCursor {
   /** max(agents.change_seq), -1 for none: moves on every agent write, by any process. */
@@ -40,6 +41,54 @@ export function createAgentChangeCursor(db: Db, rows: Pick<AgentRowStatements, '
         setImmediate(forget);
       }
       return seq;
+    },
+  };
+}
+
+/** The cursor for the async reads (agent-reads.ts), on either store. */
+export interface AsyncChangeCursor {
+  /** As AgentChangeCursor.latest. */
+  latest(): Promise<number>;
+  /** This process wrote agents: the next latest() reads the database again (read-your-writes). */
+  moved(): void;
+}
+
+/** SQLite: the synchronous cursor above (total_changes() already sees this process's writes), read through the store's gate. */
+export function sqliteAsyncChangeCursor(store: Store, cursor: AgentChangeCursor): AsyncChangeCursor {
+  return { latest: () => gatedRead(store, () => cursor.latest()), moved: () => {} };
+}
+
+/**
+ * PostgreSQL: max(change_seq) read at most once per event-loop turn, shared by
+ * every reader in it (one query in flight, not one per request), and again
+ * after this process's own writes (moved(), called by the write path). Another
+ * process's writes are seen from the next turn on, as on SQLite.
+ */
+export function pgChangeCursor(rows: Pick<AgentRowReads, 'latestChangeSeq'>): AsyncChangeCursor {
+  let seq: Promise<number> | undefined;
+  let forgetScheduled = false;
+  const forget = () => {
+    seq = undefined;
+    forgetScheduled = false;
+  };
+  return {
+    latest() {
+      if (seq === undefined) {
+        const read = rows.latestChangeSeq();
+        seq = read;
+        // A failed read is not kept: the next caller asks again.
+        read.catch(() => {
+          if (seq === read) seq = undefined;
+        });
+        if (!forgetScheduled) {
+          forgetScheduled = true;
+          setImmediate(forget);
+        }
+      }
+      return seq;
+    },
+    moved: () => {
+      seq = undefined;
     },
   };
 }

@@ -2,6 +2,7 @@ import { BAYESIAN_RATING_SQL } from './trust-score';
 import { getTableColumns } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { agents } from './agents.table';
 import type { AgentRow } from './agents.table';
 
@@ -18,7 +19,7 @@ const columns = getTableColumns(agents);
 type Key = keyof AgentRow;
 
 /** The columns the index reads: text, tags, filters, and the change cursor. */
-const INDEX_KEYS = [
+export const INDEX_KEYS = [
   'id',
   'name',
   'tagline',
@@ -151,5 +152,36 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
       const values = byId.get(id) as unknown[] | undefined;
       return values ? decodeRow(values) : undefined;
     },
+  };
+}
+
+/**
+ * The same reads, asynchronous, on either store (one interface): SQLite runs the
+ * prepared statements above (sqliteAgentRowReads), PostgreSQL drizzle queries
+ * (agent-rows-pg.ts). What reads through it is written once for both.
+ */
+export type AgentRowReads = {
+  [K in keyof AgentRowStatements]: (...args: Parameters<AgentRowStatements[K]>) => Promise<ReturnType<AgentRowStatements[K]>>;
+};
+
+/**
+ * Runs a synchronous SQLite read through the store: at once, unless another
+ * caller's store transaction is open, then once it has ended (store.first runs
+ * `get` under the SQLite store's gate; see store-sqlite.ts). A read that skipped
+ * the gate could see that transaction's uncommitted rows.
+ */
+export const gatedRead = <T>(store: Store, read: () => T): Promise<T> => store.first({ get: read }) as Promise<T>;
+
+/** The prepared statements behind the async interface, each read through the store's gate. */
+export function sqliteAgentRowReads(store: Store, statements: AgentRowStatements): AgentRowReads {
+  return {
+    latestChangeSeq: () => gatedRead(store, () => statements.latestChangeSeq()),
+    changedSince: (afterSeq, limit) => gatedRead(store, () => statements.changedSince(afterSeq, limit)),
+    feedSince: (afterSeq, limit) => gatedRead(store, () => statements.feedSince(afterSeq, limit)),
+    idsChangedSince: (afterSeq, limit) => gatedRead(store, () => statements.idsChangedSince(afterSeq, limit)),
+    byIds: (ids) => gatedRead(store, () => statements.byIds(ids)),
+    byId: (id) => gatedRead(store, () => statements.byId(id)),
+    listedPageIds: (page) => gatedRead(store, () => statements.listedPageIds(page)),
+    listedAfter: (afterId, limit) => gatedRead(store, () => statements.listedAfter(afterId, limit)),
   };
 }

@@ -11,14 +11,14 @@ const expectedVersion = z.number().int().positive().optional();
 
 export const agentsRouter = router({
   /** Listed agents, as the public API pages them. */
-  list: adminProcedure.input(listAgentsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.agents.list(input);
+  list: adminProcedure.input(listAgentsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.agents.list(input);
     return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
   /** The console's browse: listed, unlisted or all agents with moderation fields, paged and sorted like `list`. */
-  browse: adminProcedure.input(consoleListAgentsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.agents.listForConsole(input);
+  browse: adminProcedure.input(consoleListAgentsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.agents.listForConsole(input);
     return { agents: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
@@ -26,7 +26,7 @@ export const agentsRouter = router({
   search: adminProcedure.input(searchBodySchema.prefault({})).query(({ ctx, input }) => ctx.services.search.search(input)),
 
   /** Any agent, listed or not, with its moderation fields. */
-  get: adminProcedure.input(agentRef).query(({ ctx, input }) => toAdminAgent(ctx.services.agents.getRow(input.id))),
+  get: adminProcedure.input(agentRef).query(async ({ ctx, input }) => toAdminAgent(await ctx.services.agents.getRow(input.id))),
 
   update: adminProcedure
     .input(z.strictObject({ id: idParamSchema, patch: agentPatchSchema, expectedVersion }))
@@ -71,7 +71,7 @@ export const agentsRouter = router({
    */
   refetchCard: adminProcedure.input(agentRef).mutation(async ({ ctx, input }) => {
     const result = await ctx.services.agentCards.refetchNow(input.id, { actor: ctx.actor });
-    return { ...result, agent: toAdminAgent(ctx.services.agents.getRow(input.id)) };
+    return { ...result, agent: toAdminAgent(await ctx.services.agents.getRow(input.id)) };
   }),
 
   /** Hides an agent from the public API (listed: false) or lists it again. */

@@ -33,7 +33,7 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.agents.listJson(request.query);
+      const page = await services.agents.listJson(request.query);
       setPageLinks(request, reply, page);
       return sendJson<AgentList>(reply, page.json);
     },
@@ -51,7 +51,7 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: bulkAgentsSchema, ...errors },
       },
     },
-    async (request, reply) => sendJson<BulkAgents>(reply, services.agents.bulkJson(request.query.ids)),
+    async (request, reply) => sendJson<BulkAgents>(reply, await services.agents.bulkJson(request.query.ids)),
   );
 
   api.get(
@@ -67,7 +67,7 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: agentChangesSchema, ...errors },
       },
     },
-    async (request, reply) => sendJson<AgentChanges>(reply, services.agents.changesJson(request.query.since, request.query.limit)),
+    async (request, reply) => sendJson<AgentChanges>(reply, await services.agents.changesJson(request.query.since, request.query.limit)),
   );
 
   api.get(
@@ -81,6 +81,6 @@ export const agentsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: agentProfileSchema, ...errors },
       },
     },
-    async (request, reply) => sendJson<AgentProfile>(reply, services.agents.getJson(request.params.id)),
+    async (request, reply) => sendJson<AgentProfile>(reply, await services.agents.getJson(request.params.id)),
   );
 };

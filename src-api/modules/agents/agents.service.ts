@@ -1,33 +1,24 @@
-import { and, asc, count, desc, eq, gt, sql, type SQL } from 'drizzle-orm';
-import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import { NotFoundError, StaleVersionError, TooManyIdsError } from '../../errors';
+import { byteOrder } from '../../db/dialect-sql';
+import type { Store } from '../../db/store';
+import { StaleVersionError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { runInSlices, type SliceHandlers } from '../../lib/in-slices';
-import { JsonBytes } from '../../lib/json-bytes';
-import type { Page } from '../../lib/schemas';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
-import {
-  MAX_BULK_IDS,
-  type AgentInput,
-  type AgentPatch,
-  type AgentProfile,
-  type ConsoleListAgentsQuery,
-  type ListAgentsQuery,
-} from './agents.schemas';
-import { createAgentChangeCursor } from './agent-changes';
-import { createChangeFeed } from './agent-feed';
-import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
-import { createAgentRowStatements } from './agent-rows';
+import type { AgentInput, AgentPatch } from './agents.schemas';
+import { toAdminAgent } from './agent-profile';
+import { createAgentReads } from './agent-reads';
 import type { AgentWrites } from './agent-writes';
-import { createProfileCache, parseProfile, type ProfileJson } from './profile-cache';
 import { agents, type AgentRow, type AgentSkill, type AgentStatus } from './agents.table';
-import { BAYESIAN_RATING_SQL, computeTrustScore } from './trust-score';
+import { computeTrustScore } from './trust-score';
 
 export interface AgentsServiceDeps {
   db: Db;
+  /** The data-access seam the ported reads (agent-reads.ts) run on: on SQLite, over the same connection as `db`. */
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   audit: AuditService;
@@ -62,78 +53,19 @@ export interface WriteOptions {
   expectedVersion?: number;
 }
 
-const SORT_COLUMNS = {
-  trust_score: agents.trustScore,
-  name: agents.name,
-  rating: sql.raw(BAYESIAN_RATING_SQL),
-  created_at: agents.createdAt,
-  updated_at: agents.updatedAt,
-} as const;
-
-/** Natural direction of each sort when the caller gives no `order`. */
-const DEFAULT_ORDER: Record<keyof typeof SORT_COLUMNS, 'asc' | 'desc'> = {
-  trust_score: 'desc',
-  name: 'asc',
-  rating: 'desc',
-  created_at: 'desc',
-  updated_at: 'desc',
-};
-
 /** Agents per trust-refresh transaction. */
 const TRUST_REFRESH_SLICE = 2_000;
 
-export function createAgentsService({ db, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
-  const rows = createAgentRowStatements(db);
-  const changes = createAgentChangeCursor(db, rows);
-  const profiles = createProfileCache({ rows, changes, maxEntries: profileCacheEntries });
-  const feed = createChangeFeed({ db, rows, profiles });
-
-  // Counting 100,000 listed agents walks an index each time; the count only
-  // changes when some agent does, which change_seq tells (for every process).
-  let countsAtSeq = Number.NaN;
-  const listedCounts = new Map<string, number>();
-  const listedCount = (type?: string): number => {
-    const seq = changes.latest();
-    if (seq !== countsAtSeq) {
-      listedCounts.clear();
-      countsAtSeq = seq;
-    }
-    const key = type ?? '';
-    let total = listedCounts.get(key);
-    if (total === undefined) {
-      const filter = type ? and(eq(agents.listed, true), eq(agents.type, type)) : eq(agents.listed, true);
-      total = db.select({ n: count() }).from(agents).where(filter).get()?.n ?? 0;
-      listedCounts.set(key, total);
-    }
-    return total;
-  };
-  const findRow = (id: string): AgentRow | undefined => rows.byId(id);
+export function createAgentsService({ db, store, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
+  const reads = createAgentReads({ store, profileCacheEntries });
+  // The writes below are still synchronous (inside callers' sync transactions), so they read synchronously.
+  const findRow = reads.sync.findRow;
+  const requireRow = reads.sync.requireRow;
   const trustSignalsAfter = db.$client
     .prepare(
       'SELECT id, verified, rating_count, rating_sum, description, author, capabilities, categories, type, created_at, trust_score FROM agents WHERE id > ? ORDER BY id LIMIT ?',
     )
     .raw();
-
-  // The public list is the hot path: a prepared statement per shape for the page's ids, profiles from the cache.
-  const listedPage = (query: ListAgentsQuery) => {
-    const ids = rows.listedPageIds({
-      orderBy: query.sort,
-      direction: query.order ?? DEFAULT_ORDER[query.sort],
-      type: query.type,
-      limit: query.limit,
-      offset: (query.page - 1) * query.limit,
-    });
-    const found = profiles.getMany(ids);
-    // An agent unlisted by another process between the two reads is left out.
-    const listed = ids.flatMap((id) => found.get(id) ?? []);
-    return { profiles: listed, page: query.page, limit: query.limit, total: listedCount(query.type) };
-  };
-
-  const requireRow = (id: string, includeUnlisted = false): AgentRow => {
-    const row = findRow(id);
-    if (!row || (!row.listed && !includeUnlisted)) throw new NotFoundError('Agent', id);
-    return row;
-  };
 
   /**
    * Writes `changes` to an agent through the write path (version, change_seq, updated_at, trust score),
@@ -152,126 +84,31 @@ export function createAgentsService({ db, clock, ids, audit, writes, profileCach
     return writes.update({ current, next, changedFields }, { emitEvents: options.emitEvents !== false, via: options.via });
   };
 
-  /**
-   * One page of rows matching every filter, in the query's sort order (ties by id);
-   * `knownTotal` saves the count query when the caller has it cached.
-   */
-  const pageOfRows = (filters: SQL[], query: ListAgentsQuery, knownTotal?: number): Page<AgentRow> => {
-    const where = filters.length ? and(...filters) : undefined;
-    const direction = (query.order ?? DEFAULT_ORDER[query.sort]) === 'asc' ? asc : desc;
-    const sortColumn = SORT_COLUMNS[query.sort];
-    // The id tie-break runs in the sort's direction, so the (listed, [type,] column, id) indexes serve it.
-    const orderBy =
-      query.sort === 'rating'
-        ? // Unrated agents last in either direction.
-          [sql`${sortColumn} IS NULL`, direction(sortColumn), direction(agents.id)]
-        : [direction(sortColumn), direction(agents.id)];
-    const rows = db
-      .select()
-      .from(agents)
-      .where(where)
-      .orderBy(...orderBy)
-      .limit(query.limit)
-      .offset((query.page - 1) * query.limit)
-      .all();
-    const total = knownTotal ?? db.select({ n: count() }).from(agents).where(where).get()?.n ?? 0;
-    return { items: rows, page: query.page, limit: query.limit, total };
-  };
-
+  const { sync, changed: _changed, ...asyncReads } = reads;
   const service = {
-    /** A listed agent's public profile. */
-    get(id: string): AgentProfile {
-      return toAgentProfile(requireRow(id));
-    },
+    /** The ported reads (async, either store): get, getJson, getRow, list, listJson, listForConsole, bulkJson, changesJson, … */
+    ...asyncReads,
 
-    /** A listed agent's public profile as JSON (cached); unknown and unlisted ids are a NotFoundError. */
-    getJson(id: string): ProfileJson {
-      const json = profiles.get(id);
-      if (json === undefined) throw new NotFoundError('Agent', id);
-      return json;
-    },
-
-    /** Public profiles (JSON) of the listed agents among `ids`; the others are left out. */
-    profilesJson(idList: readonly string[]): Map<string, ProfileJson> {
-      return profiles.getMany(idList);
-    },
-
-    /** The same profiles in the order of `idList`, as byte ranges handed to `visit` (see ProfileCache.visitMany). */
-    visitProfilesJson(idList: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void {
-      profiles.visitMany(idList, visit);
-    },
-
-    /** Serializes the directory's profiles into the cache in the background (slices between requests); returns a stop function. */
-    warmUpProfiles(handlers: SliceHandlers = {}): () => void {
-      return runInSlices(() => profiles.fillStep(), handlers);
-    },
-
-    /** max(change_seq) of the directory, read at most once per event-loop turn unless this process writes (see agent-changes). */
-    latestChangeSeq(): number {
-      return changes.latest();
-    },
-
-    /** One page of the public change feed after the cursor `since` (undefined: from the start), as `AgentChanges` JSON. */
-    changesJson(since: string | undefined, limit: number): Buffer {
-      return feed.pageJson(since, limit);
-    },
-
-    /** Any agent, listed or not, for the console. */
-    getRow(id: string): AgentRow {
-      return requireRow(id, true);
-    },
-
+    /** Any agent by id, listed or not. Sync (SQLite) for the callers inside sync transactions: claims, owners, edit requests, reports, search. */
     findRow,
 
-    /** A page of the public list, as objects (the console). */
-    list(query: ListAgentsQuery): Page<AgentProfile> {
-      const { profiles, ...page } = listedPage(query);
-      return { ...page, items: profiles.map(parseProfile) };
+    /** A listed agent (or any, with `includeUnlisted`), else a NotFoundError. Sync (SQLite): reviews checks it inside its transactions. */
+    requireRowSync: requireRow,
+
+    /** Public profiles (JSON) of the listed agents among `ids`. Sync (SQLite): search.service's hits, in a synchronous search. */
+    profilesJson: sync.profilesJson,
+
+    /** The same profiles in the order of `idList`, as byte ranges handed to `visit` (see ProfileCache.visitMany). Sync (SQLite): search answers. */
+    visitProfilesJson(idList: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void {
+      if (!sync.profiles) throw new Error('agents.visitProfilesJson is synchronous, SQLite only, until search is ported to the Store');
+      sync.profiles.visitMany(idList, visit);
     },
 
-    /** The same page as the JSON of the `AgentList` schema, from the profile cache (the REST route), with its numbers for links. */
-    listJson(query: ListAgentsQuery): { json: Buffer; page: number; limit: number; total: number } {
-      const { profiles, ...page } = listedPage(query);
-      const json = new JsonBytes()
-        .raw('{"agents":[')
-        .list(profiles, (profile, out) => out.bytes(profile))
-        .raw(`],"page":${page.page},"limit":${page.limit},"total":${page.total}}`);
-      return { ...page, json: json.toBuffer() };
-    },
+    /** max(change_seq), read at most once per event-loop turn unless this process writes (see agent-changes). Sync (SQLite): search, stats. */
+    latestChangeSeq: sync.latestChangeSeq,
 
-    /** Console: listed, unlisted or all agents with their moderation fields, optionally narrowed by a substring. */
-    listForConsole(query: ConsoleListAgentsQuery): Page<AdminAgent> {
-      const filters: SQL[] = [];
-      if (query.visibility !== 'all') filters.push(eq(agents.listed, query.visibility === 'listed'));
-      if (query.type) filters.push(eq(agents.type, query.type));
-      const text = query.q?.trim();
-      if (text) {
-        const pattern = `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
-        const like = (column: AnySQLiteColumn) => sql`${column} LIKE ${pattern} ESCAPE '\\'`;
-        filters.push(sql`(${like(agents.id)} OR ${like(agents.name)} OR ${like(agents.tagline)} OR ${like(agents.author)})`);
-      }
-      const page = pageOfRows(filters, query);
-      return { ...page, items: page.items.map(toAdminAgent) };
-    },
-
-    /**
-     * Several profiles in request order, as the JSON of the `BulkAgents`
-     * schema (from the profile cache); unknown (or unlisted) ids come back in `missing`.
-     */
-    bulkJson(requestedIds: readonly string[]): Buffer {
-      const unique = [...new Set(requestedIds)];
-      if (unique.length > MAX_BULK_IDS) throw new TooManyIdsError(unique.length, MAX_BULK_IDS);
-      const found = profiles.getMany(unique);
-      const missing = unique.filter((id) => !found.has(id));
-      return new JsonBytes()
-        .raw('{"agents":[')
-        .list(
-          unique.flatMap((id) => found.get(id) ?? []),
-          (profile, out) => out.bytes(profile),
-        )
-        .raw(`],"missing":${JSON.stringify(missing)}}`)
-        .toBuffer();
-    },
+    /** Listed agents. Sync (SQLite): server.ts's demo seed check runs inside a sync transaction. */
+    countListed: (): number => sync.listedCount(),
 
     /** A listed agent whose source is the same as `url`, if any. */
     findBySourceUrl(url: string): AgentRow | undefined {
@@ -432,14 +269,16 @@ export function createAgentsService({ db, clock, ids, audit, writes, profileCach
     },
 
     /** Agents whose Agent Card was last fetched before `before` (oldest first): the weekly re-fetch. */
-    agentCardsDue(before: string, limit: number): Pick<AgentRow, 'id' | 'agentCardUrl' | 'agentCardEtag'>[] {
-      return db
-        .select({ id: agents.id, agentCardUrl: agents.agentCardUrl, agentCardEtag: agents.agentCardEtag })
-        .from(agents)
-        .where(and(sql`${agents.agentCardUrl} IS NOT NULL`, sql`coalesce(${agents.agentCardFetchedAt}, '') < ${before}`))
-        .orderBy(asc(agents.agentCardFetchedAt))
-        .limit(limit)
-        .all();
+    agentCardsDue(before: string, limit: number): Promise<Pick<AgentRow, 'id' | 'agentCardUrl' | 'agentCardEtag'>[]> {
+      const { agents } = store.t;
+      return store.rows(
+        store.db
+          .select({ id: agents.id, agentCardUrl: agents.agentCardUrl, agentCardEtag: agents.agentCardEtag })
+          .from(agents)
+          .where(and(sql`${agents.agentCardUrl} IS NOT NULL`, sql`coalesce(${agents.agentCardFetchedAt}, '') < ${before}`))
+          .orderBy(asc(byteOrder(store, agents.agentCardFetchedAt)))
+          .limit(limit),
+      );
     },
 
     /** An owner account's new name on each of its agents' profiles (no webhook: the listing itself did not change). */
@@ -577,9 +416,6 @@ export function createAgentsService({ db, clock, ids, audit, writes, profileCach
       }, handlers);
     },
 
-    countListed(): number {
-      return listedCount();
-    },
   };
   return service;
 }

@@ -33,7 +33,13 @@ export const PRIOR_MEAN = 3;
  * The same Bayesian mean in SQL over the agents row, NULL for an unrated agent: one 5-star review
  * (5 + 15) / 6 = 3.33 does not outrank fifty 4.8s (255 / 55 = 4.64).
  */
-export const BAYESIAN_RATING_SQL = `CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS REAL) + ${PRIOR_COUNT * PRIOR_MEAN}) / ("rating_count" + ${PRIOR_COUNT}) END`;
+export const BAYESIAN_RATING_SQL = bayesianRatingSql('sqlite');
+
+/** The same per dialect: SQLite's REAL is a double, PostgreSQL's a 4-byte float (double precision is its double). */
+export function bayesianRatingSql(dialect: 'sqlite' | 'postgres'): string {
+  const double = dialect === 'sqlite' ? 'REAL' : 'double precision';
+  return `CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS ${double}) + ${PRIOR_COUNT * PRIOR_MEAN}) / ("rating_count" + ${PRIOR_COUNT}) END`;
+}
 const DAY_MS = 86_400_000;
 
 export function computeTrustScore(signals: TrustSignals, now: Date): number {

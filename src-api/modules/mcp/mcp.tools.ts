@@ -131,9 +131,9 @@ export function createDirectoryMcpServer({ agents, search }: { agents: AgentsSer
       outputSchema: z.object(agentProfileSchema.shape),
       annotations: READ_ONLY,
     },
-    ({ id }) => {
+    async ({ id }) => {
       try {
-        const agent = agents.get(id);
+        const agent = await agents.get(id);
         const description = agent.description ? `\n\n${agent.description}` : '';
         return answer(agent, `${describeAgent(agent)}${description}`);
       } catch (error) {

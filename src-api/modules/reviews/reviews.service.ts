@@ -106,7 +106,7 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
       const accountId = writer.accountId ?? null;
       const clientKey = writer.client ?? null;
       return inTransaction(db, () => {
-        agentsService.get(agentId); // 404 for unknown and unlisted agents
+        agentsService.requireRowSync(agentId); // 404 for unknown and unlisted agents (sync: inside this transaction)
         if (quota.enabled && (accountId !== null || clientKey !== null)) {
           const since = new Date(clock.now().getTime() - quota.windowMs).toISOString();
           const who = accountId !== null ? eq(reviews.accountId, accountId) : eq(reviews.clientKey, clientKey!);
@@ -145,7 +145,7 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
 
     /** The public list of a listed agent's reviews: visible ones only, newest first. */
     async listVisible(agentId: string, query: PageQuery): Promise<Page<Review>> {
-      agentsService.get(agentId); // 404 for unknown and unlisted agents (the agents' reads are not ported yet)
+      await agentsService.get(agentId); // 404 for unknown and unlisted agents
       const { reviews, reviewReplies } = store.t;
       const where = and(eq(reviews.agentId, agentId), eq(reviews.hidden, false));
       const rows = await store.rows(
@@ -168,7 +168,7 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
 
     /** Console: every review of an agent (listed or not), hidden ones flagged. */
     async listForAgent(agentId: string, query: PageQuery): Promise<Page<ModeratedReview>> {
-      agentsService.getRow(agentId);
+      await agentsService.getRow(agentId);
       return moderatedPage(eq(store.t.reviews.agentId, agentId), query);
     },
 

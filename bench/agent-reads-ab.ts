@@ -1,0 +1,137 @@
+/**
+ * The agents' reads on the data-access seam (issue 16, agents step 1), A/B on
+ * SQLite in one process: another checkout's services (default /work/main,
+ * before the port: synchronous reads) next to this checkout's (async, through
+ * the Store), over the same SQLite file, alternating round by round. Service
+ * calls (getJson, listJson, bulkJson, changesJson, a search page) and whole
+ * injected requests (GET /agents/{id}, GET /agents?limit=20); µs per call,
+ * median of the rounds, and the ratio this/base. Same answers are checked first.
+ *
+ *   npx tsx bench/agent-reads-ab.ts [--base /work/main] [--agents 2000] [--rounds 15] [--ops 400]
+ *
+ * Not a test: the figures depend on the machine and its load (printed first and last).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createConfig } from '../src-api/config';
+import { openDatabase } from '../src-api/db/client';
+import { API_PREFIX, buildApp } from '../src-api/http/app';
+import { agents } from '../src-api/modules/agents/agents.table';
+import { createServices } from '../src-api/services';
+import { agentRow } from '../test/helpers/both-stores';
+
+const arg = (name: string, fallback: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1]! : fallback;
+};
+const base = path.resolve(arg('base', '/work/main'));
+const agentCount = Number(arg('agents', '2000'));
+const rounds = Number(arg('rounds', '15'));
+const ops = Number(arg('ops', '400'));
+
+type AnyServices = ReturnType<typeof createServices>;
+type Loose = Record<string, (...args: unknown[]) => unknown>;
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-agent-reads-'));
+  const config = createConfig({ dataDir: dir, demoData: false, adminToken: 'bench-admin-token-0123456789', rateLimit: { enabled: false } });
+  const words = ['search', 'code', 'data', 'mail', 'image', 'voice', 'travel', 'legal'];
+  const ids = Array.from({ length: agentCount }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
+  const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
+  db.$client.transaction(() => {
+    for (const [i, id] of ids.entries())
+      db.insert(agents)
+        .values(
+          agentRow({
+            id,
+            name: `Agent ${i} ${words[i % 8]}`,
+            tagline: `Does ${words[i % 8]} and ${words[(i * 3) % 8]}`,
+            sourceUrl: `https://example.org/${id}`,
+            sourceUrlKey: `example.org/${id}`,
+            trustScore: (i * 37) % 100,
+            changeSeq: i + 1,
+          }),
+        )
+        .run();
+  })();
+
+  const mainModule = (file: string) => import(path.join(base, 'src-api', file));
+  const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
+    mainModule('services.ts'),
+    mainModule('db/client.ts'),
+    mainModule('http/app.ts'),
+  ]);
+  const baseServices = createBase({ db: openBase(path.join(dir, 'agent-directory.sqlite')), config }) as AnyServices;
+  const services = createServices({ db, config });
+  const [baseApp, app] = await Promise.all([buildBase({ services: baseServices, config }), buildApp({ services, config })]);
+  const listQuery = { sort: 'trust_score' as const, page: 3, limit: 20 };
+
+  const pick = (i: number) => ids[(i * 7919) % ids.length]!;
+  const bulk = (i: number) => Array.from({ length: 20 }, (_, k) => pick(i + k));
+  const calls = (s: AnyServices, http: typeof app) => {
+    const a = s.agents as unknown as Loose;
+    return {
+      'getJson (cached)': (i: number) => a.getJson!(pick(i)),
+      'listJson page 3 x 20': () => a.listJson!(listQuery),
+      'bulkJson 20 ids': (i: number) => a.bulkJson!(bulk(i)),
+      'changesJson 100 from seq i': (i: number) => a.changesJson!(undefined, 100 + (i % 2)),
+      'search page (2 words)': (i: number) => s.search.search({ q: `${words[i % 8]} ${words[(i + 3) % 8]}`, limit: 20 }),
+      'GET /agents/{id}': (i: number) => http.inject({ method: 'GET', url: `${API_PREFIX}/agents/${pick(i)}` }),
+      'GET /agents?limit=20': (i: number) => http.inject({ method: 'GET', url: `${API_PREFIX}/agents?limit=20&page=${1 + (i % 5)}` }),
+    };
+  };
+  const before = calls(baseServices, baseApp);
+  const after = calls(services, app);
+  const names = Object.keys(before) as (keyof typeof before)[];
+
+  // Same answers first (bytes for the JSON ones, bodies for the requests).
+  const text = (value: unknown) =>
+    Buffer.isBuffer(value) ? value.toString() : typeof value === 'object' && value && 'body' in value ? String(value.body) : JSON.stringify(value);
+  for (const name of names)
+    for (const i of [0, 1, 5]) {
+      const [x, y] = [text(await before[name](i)), text(await after[name](i))];
+      if (x !== y) throw new Error(`${name}: base and this checkout differ\n${x.slice(0, 300)}\n${y.slice(0, 300)}`);
+    }
+
+  const measure = async (run: (i: number) => unknown, n: number) => {
+    const start = performance.now();
+    // Every call awaited, the synchronous base ones too: the routes that call them are async.
+    for (let i = 0; i < n; i++) await run(i);
+    return ((performance.now() - start) * 1000) / n;
+  };
+  const load = () =>
+    os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ');
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
+  console.log(`${agentCount} agents; base ${base}; ${rounds} rounds of ${ops} calls per variant, alternating`);
+  const samples = new Map<string, [number[], number[]]>(names.map((name) => [name, [[], []]]));
+  for (const name of names) {
+    await measure(before[name], ops / 4);
+    await measure(after[name], ops / 4);
+  }
+  for (let round = 0; round < rounds; round++)
+    for (const name of names) {
+      const [b, a] = samples.get(name)!;
+      if (round % 2) {
+        a.push(await measure(after[name], ops));
+        b.push(await measure(before[name], ops));
+      } else {
+        b.push(await measure(before[name], ops));
+        a.push(await measure(after[name], ops));
+      }
+    }
+  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  for (const name of names) {
+    const [b, a] = samples.get(name)!.map(median) as [number, number];
+    console.log(`${name.padEnd(30)} base ${b.toFixed(1).padStart(8)} µs   this ${a.toFixed(1).padStart(8)} µs   ${(a / b).toFixed(3)}×`);
+  }
+  console.log(`load average at the end ${load()}`);
+  await Promise.all([app.close(), baseApp.close()]);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+void main();
