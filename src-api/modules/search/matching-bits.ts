@@ -23,7 +23,8 @@ export function matchingBits(
   }
   if (filter.capabilityStamp !== 0) {
     capability.fill(0, 0, words);
-    for (const slot of filter.candidates!) if (store.marks[slot] === filter.capabilityStamp) setBit(capability, slot);
+    const { exactCandidates, candidates, capabilityStamp } = filter;
+    for (const slot of candidates!) if (exactCandidates || store.marks[slot] === capabilityStamp) setBit(capability, slot);
   }
   const finish = (bits: Uint32Array): number => {
     andInto(bits, store.aliveBits, words);
@@ -133,7 +134,7 @@ function sparseMatching(
   matching: Uint32Array,
   words: number,
 ): number | undefined {
-  const { candidates, capabilityStamp, typeCode, minTrust } = filter;
+  const { candidates, capabilityStamp, exactCandidates, typeCode, minTrust } = filter;
   if (candidates === null || candidates.length * SPARSE_SHARE > store.slotCount) return undefined;
   const sets: Uint32Array[][] = [];
   for (const term of plan) {
@@ -152,7 +153,7 @@ function sparseMatching(
   for (let i = 0; i < candidates.length; i++) {
     const slot = candidates[i]!;
     if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
-    if (trust[slot]! < minTrust || marks[slot] !== capabilityStamp) continue;
+    if (trust[slot]! < minTrust || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
     if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;

@@ -32,6 +32,22 @@ export interface PreparedFilter {
   capabilityStamp: number;
   /** With a capability filter: the shortest required list, a superset of the passing slots. */
   candidates: number[] | null;
+  /**
+   * One required capability: `candidates` are exactly the agents that have it, so a scan of them needs no mark, and
+   * the marks are stamped only when something reads them (`markCapabilities`): the pruned scorer's sparse path does not.
+   */
+  exactCandidates: boolean;
+  /** The marks are not stamped with `capabilityStamp` yet. */
+  unstamped: boolean;
+}
+
+/** Stamps the capability marks of a filter that left them for later (one capability); call before reading `marks`. */
+export function markCapabilities(store: IndexStore, filter: PreparedFilter): void {
+  if (!filter.unstamped) return;
+  const { marks } = store;
+  const stamp = filter.capabilityStamp;
+  for (const slot of filter.candidates!) marks[slot] = stamp;
+  filter.unstamped = false;
 }
 
 /** Filters as typed-array tests; null when nothing can pass (a capability no agent has). */
@@ -39,12 +55,16 @@ export function prepareFilter(store: IndexStore, filters: SearchFilters): Prepar
   const typeCode = filters.type === undefined ? -1 : typeCodeOf(filters.type);
   const minTrust = filters.minTrust ?? -Infinity;
   const keys = [...new Set((filters.capabilities ?? []).map(tagKey).filter((key) => key.length > 0))];
-  if (keys.length === 0) return { typeCode, minTrust, capabilityStamp: 0, candidates: null };
+  if (keys.length === 0) return { typeCode, minTrust, capabilityStamp: 0, candidates: null, exactCandidates: false, unstamped: false };
   const lists: number[][] = [];
   for (const key of keys) {
     const tag = store.tagIdsByKind[TAG_CAPABILITY]!.get(key);
     if (tag === undefined) return null;
     lists.push(store.tagSlots[tag]!);
+  }
+  // One list: its stamp is taken now (the newest, as for several), its marks written when asked.
+  if (lists.length === 1) {
+    return { typeCode, minTrust, capabilityStamp: store.nextMarkStamp(), candidates: lists[0]!, exactCandidates: true, unstamped: true };
   }
   lists.sort((a, b) => a.length - b.length);
   // Intersect by re-stamping: a slot carries the newest stamp only if it is in every list so far.
@@ -55,11 +75,12 @@ export function prepareFilter(store: IndexStore, filters: SearchFilters): Prepar
     for (const slot of lists[i]!) if (store.marks[slot] === stamp) store.marks[slot] = next;
     stamp = next;
   }
-  return { typeCode, minTrust, capabilityStamp: stamp, candidates: lists[0]! };
+  return { typeCode, minTrust, capabilityStamp: stamp, candidates: lists[0]!, exactCandidates: false, unstamped: false };
 }
 
 /** Every agent passing the filter, by trust score (score 0). */
 export function browse(store: IndexStore, limit: number, filter: PreparedFilter): SearchHits {
+  markCapabilities(store, filter);
   const { alive, trust, typeCodes, marks } = store;
   const { typeCode, minTrust, capabilityStamp, candidates } = filter;
   const top = new TopK(limit, store);
@@ -189,6 +210,7 @@ export function termWeight(store: IndexStore, expansions: Expansions, termId: nu
  * the agents matching every word, and some that do not).
  */
 function collect(store: IndexStore, plan: PlannedTerm[], filter: PreparedFilter, conjunctive: boolean): number {
+  markCapabilities(store, filter);
   const best = store.termBest;
   const termTouched = store.termTouched;
   const accumulated = store.accumulated;
