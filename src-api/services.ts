@@ -74,7 +74,7 @@ export function createServices({
   const mail = createMailService({ ...base, store, config });
   const mailWorker = createMailWorker({ mail, clock, config });
   const events = createEventsService({ ...base, store });
-  const keys = createKeysService({ ...base, audit });
+  const keys = createKeysService({ ...base, store, audit });
   const keyUsage = createKeyUsage({ store, clock });
   // Limits (contract section 3): the request windows and failed sign-ins, counted in Redis when there is one, else here.
   const rateLimits = redis ? createRedisRateLimiter(config.rateLimit, redis) : createRateLimiter(config.rateLimit);

@@ -43,7 +43,7 @@ export function sessionTokenOf(request: FastifyRequest): string | undefined {
 export function requireAccount(services: Services) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     if (request.apiKeyId !== undefined) {
-      const accountId = services.keys.accountOf(request.apiKeyId);
+      const accountId = await services.keys.accountOf(request.apiKeyId);
       const row = accountId ? await services.accounts.find(accountId) : undefined;
       if (!row || row.disabledAt)
         throw new UnauthorizedError('This API key belongs to no account; /me takes a key issued from the dashboard, or the session cookie');
@@ -71,7 +71,7 @@ export function requireAccount(services: Services) {
  * (a cross-site form must not write in someone's name); null when anonymous.
  */
 export async function writerAccountId(services: Services, request: FastifyRequest): Promise<string | null> {
-  if (request.apiKeyId !== undefined) return services.keys.accountOf(request.apiKeyId);
+  if (request.apiKeyId !== undefined) return await services.keys.accountOf(request.apiKeyId);
   const token = sessionTokenOf(request);
   if (!token || isCrossSiteRequest(request, services.publicUrl.get())) return null;
   return (await services.accounts.authenticateSession(token))?.id ?? null;

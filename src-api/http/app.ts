@@ -187,7 +187,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       const client = clientBucket(request.ip);
       if (key !== undefined) {
         try {
-          request.apiKeyId = services.keys.authenticate(key);
+          request.apiKeyId = await services.keys.authenticate(key);
         } catch (error) {
           // Guessing keys costs the guesser's IP its read budget: counted before the 401.
           if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, await limiter.hit('reads', client, false));

@@ -149,7 +149,7 @@ describe('sessions', () => {
   it('answers 401 on /me without a session, with a made-up cookie, and with a key of no account', async () => {
     expect((await server.api('/me')).status).toBe(401);
     expect((await server.api('/me', { headers: { cookie: 'agentdir_session=made-up' } })).status).toBe(401);
-    const cliKey = server.services.keys.create('cli key');
+    const cliKey = await server.services.keys.create('cli key');
     const response = await server.api('/me', { headers: { authorization: `Bearer ${cliKey.key}` } });
     expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);

@@ -36,7 +36,7 @@ beforeAll(async () => {
   keyId = (await mutation('keys.create', { name: 'audit test key' })).body.result.data.id;
   await mutation('keys.revoke', { id: keyId });
   // Another actor: the CLI.
-  server.services.keys.create('from the cli');
+  await server.services.keys.create('from the cli');
 });
 afterAll(() => server.close());
 
@@ -116,13 +116,13 @@ describe('the time range (service, with a clock the test moves)', () => {
   let services: Services;
   let now = new Date('2025-01-01T00:00:00.000Z');
 
-  beforeAll(() => {
+  beforeAll(async () => {
     const dataDir = makeTempDir();
     db = openDatabase(path.join(dataDir, 'audit.sqlite'));
     services = createServices({ db, config: createConfig({ dataDir }), clock: { now: () => now } });
     for (const iso of ['2025-01-01T09:00:00.000Z', '2025-01-02T09:00:00.000Z', '2025-01-03T09:00:00.000Z']) {
       now = new Date(iso);
-      services.keys.create(`key of ${iso.slice(0, 10)}`, 'mod');
+      await services.keys.create(`key of ${iso.slice(0, 10)}`, 'mod');
     }
   });
   afterAll(() => db.$client.close());

@@ -146,7 +146,7 @@ describe('roles', () => {
       expect((await trpcQuery(procedure, input, { cookie: adminCookie })).status, procedure).toBe(200);
     }
     expect((await trpcMutation('keys.create', { name: 'by a moderator' }, { cookie: moderatorCookie })).status).toBe(403);
-    expect(server.services.keys.list()).toEqual([]);
+    expect(await server.services.keys.list()).toEqual([]);
   });
 
   it('lets an admin search accounts, grant and revoke roles, audited with the admin', async () => {

@@ -133,6 +133,6 @@ describe('without the admin token', () => {
       body: JSON.stringify({ name: 'sneaky' }),
     });
     expect(create.status).toBe(401);
-    expect(server.services.keys.list().some((key) => key.name === 'sneaky')).toBe(false);
+    expect((await server.services.keys.list()).some((key) => key.name === 'sneaky')).toBe(false);
   });
 });

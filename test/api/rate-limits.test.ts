@@ -48,7 +48,7 @@ describe('write limit (20 per minute per IP)', () => {
   it('counts writes per IP even with an API key', async () => {
     server = await startTestServer({ rateLimit: { enabled: true, writes: 3 } });
     const s = server;
-    const { key } = s.services.keys.create('writer');
+    const { key } = await s.services.keys.create('writer');
     const result = await statuses(4, (i) => subscribe(s, i, { 'x-api-key': key }));
     expect(result).toEqual([202, 202, 202, 429]);
   });
@@ -79,7 +79,7 @@ describe('read limit (100 per minute per IP, 1,000 per key)', () => {
   it('gives a key its own, higher budget', async () => {
     server = await startTestServer({ rateLimit: { enabled: true, anonymousReads: 5, keyedReads: 12 } });
     const s = server;
-    const { key } = s.services.keys.create('reader');
+    const { key } = await s.services.keys.create('reader');
     expect(await statuses(6, () => s.api('/agents'))).toEqual([200, 200, 200, 200, 200, 429]);
     // The IP is exhausted, but the key has its own budget, sent either way the contract allows.
     const keyed = await statuses(12, (i) =>
@@ -93,7 +93,7 @@ describe('read limit (100 per minute per IP, 1,000 per key)', () => {
 
   it('uses the default 1,000 per key', async () => {
     server = await startTestServer({ rateLimit: { enabled: true } });
-    const { key } = server.services.keys.create('reader');
+    const { key } = await server.services.keys.create('reader');
     const response = await server.api('/agents', { headers: { 'x-api-key': key } });
     expect(response.headers.get('ratelimit-policy')).toBe('"reads-key";q=1000;w=60');
   });
@@ -106,9 +106,9 @@ describe('API keys', () => {
     expect(unknown.status).toBe(401);
     expect(await json(unknown)).toMatchObject({ status: 401, code: 'invalid_api_key' });
 
-    const created = server.services.keys.create('soon revoked');
+    const created = await server.services.keys.create('soon revoked');
     expect((await server.api('/agents', { headers: { 'x-api-key': created.key } })).status).toBe(200);
-    server.services.keys.revoke(created.id);
+    await server.services.keys.revoke(created.id);
     const revoked = await server.api('/agents', { headers: { 'x-api-key': created.key } });
     expect(revoked.status).toBe(401);
     expect((await json(revoked)).code).toBe('invalid_api_key');

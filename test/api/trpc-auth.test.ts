@@ -51,7 +51,7 @@ describe('/trpc authentication', () => {
   });
 
   it('does not take an API key for the admin token', async () => {
-    const { key } = server.services.keys.create('not an admin');
+    const { key } = await server.services.keys.create('not an admin');
     expect((await trpc('system.whoami', asAdmin(key))).status).toBe(401);
   });
 

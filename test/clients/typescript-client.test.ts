@@ -320,7 +320,7 @@ describe('TypeScript client: keys, limits, transport', () => {
   it('an unknown key is a 401; an issued key works', async () => {
     const bad = createAgentDirectoryClient({ baseUrl: server.apiBaseUrl, apiKey: 'adk_unknown' });
     await expectProblem(bad.get(sample[0]!.id), 401, 'invalid_api_key');
-    const { key } = server.services.keys.create('ts-client-test');
+    const { key } = await server.services.keys.create('ts-client-test');
     const good = createAgentDirectoryClient({ baseUrl: server.apiBaseUrl, apiKey: key });
     expect((await good.get(sample[0]!.id)).id).toBe(sample[0]!.id);
   });

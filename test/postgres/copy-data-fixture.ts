@@ -25,7 +25,7 @@ export async function seedSource(dataDir: string, file: string): Promise<void> {
     const services = createServices({ db, config: createConfig({ dataDir }) });
     seedDemoDirectory(services);
     await services.accounts.createVerified({ email: 'Owner@Example.org', name: 'Owner', roles: ['moderator'] }, 'test');
-    services.keys.create('copy test key', 'test');
+    await services.keys.create('copy test key', 'test');
     services.webhooks.add({ url: 'https://hooks.example.org/in', events: [], description: 'copy test' }, { actor: 'test' });
   } finally {
     db.$client.close();

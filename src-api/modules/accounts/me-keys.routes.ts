@@ -41,7 +41,7 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: z.object({ keys: z.array(keySummarySchema) }), ...authProblems },
       },
     },
-    async (request) => ({ keys: services.keys.listForAccount(accountOf(request).id) }),
+    async (request) => ({ keys: await services.keys.listForAccount(accountOf(request).id) }),
   );
 
   api.post(
@@ -59,10 +59,10 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const account = accountOf(request);
-      if (services.keys.countActiveForAccount(account.id) >= MAX_ACTIVE_KEYS) {
+      if ((await services.keys.countActiveForAccount(account.id)) >= MAX_ACTIVE_KEYS) {
         throw new LimitExceededError(`An account can have at most ${MAX_ACTIVE_KEYS} active keys; revoke one first`);
       }
-      const created = services.keys.create(request.body.name, accountActor(account), account.id);
+      const created = await services.keys.create(request.body.name, accountActor(account), account.id);
       return reply.code(201).send(created);
     },
   );
@@ -82,7 +82,7 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const account = accountOf(request);
-      services.keys.revoke(request.params.id, accountActor(account), account.id);
+      await services.keys.revoke(request.params.id, accountActor(account), account.id);
       return reply.code(204).send(null);
     },
   );
@@ -109,6 +109,6 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
         },
       },
     },
-    async (request) => ({ days: await services.keyUsage.daily(services.keys.idsOfAccount(accountOf(request).id), request.query.days) }),
+    async (request) => ({ days: await services.keyUsage.daily(await services.keys.idsOfAccount(accountOf(request).id), request.query.days) }),
   );
 };

@@ -5,7 +5,7 @@ import { adminRoleProcedure, router } from '../../trpc/init';
 /** API keys for the public API. A key is shown once, in the answer to `create`. */
 export const keysRouter = router({
   /** Every key, newest first; never the key itself, only its prefix. */
-  list: adminRoleProcedure.query(({ ctx }) => ({ keys: ctx.services.keys.list() })),
+  list: adminRoleProcedure.query(async ({ ctx }) => ({ keys: await ctx.services.keys.list() })),
 
   create: adminRoleProcedure
     .input(z.strictObject({ name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters') }))

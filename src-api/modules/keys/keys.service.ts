@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, count, desc, eq, isNull } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
+import { requireTransaction, type Store } from '../../db/store';
 import { InvalidApiKeyError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
-import { accounts } from '../accounts/accounts.table';
 import { apiKeys, type ApiKeyRow } from './keys.table';
 
 export const API_KEY_PREFIX = 'adk_';
@@ -20,7 +20,9 @@ export interface ApiKeySummary {
 }
 
 export interface KeysServiceDeps {
+  /** Only the sync revokeAllOfAccount writes through it (see there). */
   db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   audit: AuditService;
@@ -39,14 +41,31 @@ function toSummary(row: ApiKeyRow): ApiKeySummary {
   };
 }
 
-/** API keys: shown once on creation, stored only as a SHA-256 hash. */
-export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
+/** API keys: shown once on creation, stored only as a SHA-256 hash. On the Store (SQLite and PostgreSQL). */
+export function createKeysService({ db, store, clock, ids, audit }: KeysServiceDeps) {
   // Writing last_used_at on every request would make each read a write; once a minute per key is plenty.
   const lastUsedWritten = new Map<string, number>();
 
+  const summaries = async (where?: ReturnType<typeof eq>): Promise<ApiKeySummary[]> => {
+    const { apiKeys } = store.t;
+    const rows = await store.rows(store.db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt)));
+    return rows.map(toSummary);
+  };
+
+  /** The audit entries of revoking an account's live keys (both forms of revokeAllOfAccount). */
+  const revokeEntries = (live: ApiKeyRow[], actor: string, revokedAt: string) =>
+    live.map((row) => ({
+      actor,
+      action: 'key.revoke',
+      entityType: 'api_key',
+      entityId: row.id,
+      before: toSummary(row),
+      after: toSummary({ ...row, revokedAt }),
+    }));
+
   return {
     /** Issues a key; `accountId` when an account issues it from its dashboard. */
-    create(name: string, actor = 'cli', accountId: string | null = null): ApiKeySummary & { key: string } {
+    async create(name: string, actor = 'cli', accountId: string | null = null): Promise<ApiKeySummary & { key: string }> {
       const key = `${API_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
       const row: ApiKeyRow = {
         id: ids.next('key'),
@@ -58,62 +77,75 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
         lastUsedAt: null,
         accountId,
       };
-      inTransaction(db, () => {
-        db.insert(apiKeys).values(row).run();
-        audit.record({ actor, action: 'key.create', entityType: 'api_key', entityId: row.id, after: toSummary(row) });
+      await store.transaction(async () => {
+        await store.run(store.db.insert(store.t.apiKeys).values(row));
+        await audit.recordInTransaction({ actor, action: 'key.create', entityType: 'api_key', entityId: row.id, after: toSummary(row) });
       });
       return { ...toSummary(row), key };
     },
 
-    list(): ApiKeySummary[] {
-      return db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all().map(toSummary);
+    list(): Promise<ApiKeySummary[]> {
+      return summaries();
     },
 
     /** An account's keys, newest first, revoked ones included (the dashboard shows them greyed). */
-    listForAccount(accountId: string): ApiKeySummary[] {
-      return db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(desc(apiKeys.createdAt)).all().map(toSummary);
+    listForAccount(accountId: string): Promise<ApiKeySummary[]> {
+      return summaries(eq(store.t.apiKeys.accountId, accountId));
     },
 
-    countActiveForAccount(accountId: string): number {
-      return (
-        db
+    async countActiveForAccount(accountId: string): Promise<number> {
+      const { apiKeys } = store.t;
+      const row = await store.first(
+        store.db
           .select({ n: count() })
           .from(apiKeys)
-          .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
-          .get()?.n ?? 0
+          .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))),
       );
+      return row?.n ?? 0;
     },
 
     /** The account a key belongs to (null for CLI and console keys). */
-    accountOf(keyId: string): string | null {
-      return db.select({ accountId: apiKeys.accountId }).from(apiKeys).where(eq(apiKeys.id, keyId)).get()?.accountId ?? null;
+    async accountOf(keyId: string): Promise<string | null> {
+      const { apiKeys } = store.t;
+      const row = await store.first(store.db.select({ accountId: apiKeys.accountId }).from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1));
+      return row?.accountId ?? null;
     },
 
     /** Key ids of an account, for its usage figures. */
-    idsOfAccount(accountId: string): string[] {
-      return db
-        .select({ id: apiKeys.id })
-        .from(apiKeys)
-        .where(eq(apiKeys.accountId, accountId))
-        .all()
-        .map((row) => row.id);
+    async idsOfAccount(accountId: string): Promise<string[]> {
+      const { apiKeys } = store.t;
+      const rows = await store.rows(store.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId)));
+      return rows.map((row) => row.id);
     },
 
     /** Revokes a key; with `accountId`, only that account's key (another's is a 404, as if it did not exist). */
-    revoke(id: string, actor = 'cli', accountId?: string): ApiKeySummary {
-      return inTransaction(db, () => {
-        const row = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+    revoke(id: string, actor = 'cli', accountId?: string): Promise<ApiKeySummary> {
+      return store.transaction(async () => {
+        const { apiKeys } = store.t;
+        // Locked on PostgreSQL: two revocations at once audit one revocation, as on SQLite.
+        const row = await store.first(store.forUpdate(store.db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1)));
         if (!row || (accountId !== undefined && row.accountId !== accountId)) throw new NotFoundError('API key', id);
         if (row.revokedAt) return toSummary(row);
         const revokedAt = isoNow(clock);
-        db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, id)).run();
+        await store.run(store.db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, id)));
         const after = { ...row, revokedAt };
-        audit.record({ actor, action: 'key.revoke', entityType: 'api_key', entityId: id, before: toSummary(row), after: toSummary(after) });
+        await audit.recordInTransaction({
+          actor,
+          action: 'key.revoke',
+          entityType: 'api_key',
+          entityId: id,
+          before: toSummary(row),
+          after: toSummary(after),
+        });
         return toSummary(after);
       });
     },
 
-    /** Revokes every live key of an account and detaches them all (closing it); call inside the closing transaction. */
+    /**
+     * Revokes every live key of an account and detaches them all (closing it), inside the
+     * closing transaction. The sync form, for accounts.close, which still closes in a sync
+     * `inTransaction(db, …)`; revokeAllOfAccountInTransaction is its Store form.
+     */
     revokeAllOfAccount(accountId: string, actor: string): void {
       const live = db
         .select()
@@ -121,42 +153,60 @@ export function createKeysService({ db, clock, ids, audit }: KeysServiceDeps) {
         .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
         .all();
       const revokedAt = isoNow(clock);
-      for (const row of live) {
-        db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, row.id)).run();
-        audit.record({
-          actor,
-          action: 'key.revoke',
-          entityType: 'api_key',
-          entityId: row.id,
-          before: toSummary(row),
-          after: toSummary({ ...row, revokedAt }),
-        });
+      for (const entry of revokeEntries(live, actor, revokedAt)) {
+        db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, entry.entityId)).run();
+        audit.record(entry);
       }
       db.update(apiKeys).set({ accountId: null }).where(eq(apiKeys.accountId, accountId)).run();
+    },
+
+    /** revokeAllOfAccount in the caller's store transaction (for accounts.close once it is on the Store). */
+    async revokeAllOfAccountInTransaction(accountId: string, actor: string): Promise<void> {
+      requireTransaction(store, 'keys.revokeAllOfAccountInTransaction');
+      const { apiKeys } = store.t;
+      const live = await store.rows(
+        store.forUpdate(
+          store.db
+            .select()
+            .from(apiKeys)
+            .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))),
+        ),
+      );
+      const revokedAt = isoNow(clock);
+      for (const entry of revokeEntries(live, actor, revokedAt)) {
+        await store.run(store.db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, entry.entityId)));
+        await audit.recordInTransaction(entry);
+      }
+      await store.run(store.db.update(apiKeys).set({ accountId: null }).where(eq(apiKeys.accountId, accountId)));
     },
 
     /**
      * The key's id when `key` is a live key; throws invalid_api_key otherwise.
      * Looked up on every request, so a key revoked by another process stops at once.
      */
-    authenticate(key: string): string {
+    async authenticate(key: string): Promise<string> {
+      const { apiKeys, accounts } = store.t;
       // A key of an account an admin has disabled is refused like a revoked one (and works again when re-enabled).
       const row = key.startsWith(API_KEY_PREFIX)
-        ? db
-            .select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt, accountDisabledAt: accounts.disabledAt })
-            .from(apiKeys)
-            .leftJoin(accounts, eq(accounts.id, apiKeys.accountId))
-            .where(eq(apiKeys.keyHash, hashKey(key)))
-            .get()
+        ? await store.first(
+            store.db
+              .select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt, accountDisabledAt: accounts.disabledAt })
+              .from(apiKeys)
+              .leftJoin(accounts, eq(accounts.id, apiKeys.accountId))
+              .where(eq(apiKeys.keyHash, hashKey(key)))
+              .limit(1),
+          )
         : undefined;
       if (!row || row.revokedAt || row.accountDisabledAt) throw new InvalidApiKeyError();
       const now = clock.now().getTime();
       if (now - (lastUsedWritten.get(row.id) ?? 0) > 60_000) {
         lastUsedWritten.set(row.id, now);
-        db.update(apiKeys)
-          .set({ lastUsedAt: isoNow(clock) })
-          .where(eq(apiKeys.id, row.id))
-          .run();
+        await store.run(
+          store.db
+            .update(apiKeys)
+            .set({ lastUsedAt: isoNow(clock) })
+            .where(eq(apiKeys.id, row.id)),
+        );
       }
       return row.id;
     },
