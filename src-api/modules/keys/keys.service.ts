@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, count, desc, eq, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, sql, type Placeholder } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { requireTransaction, type Store } from '../../db/store';
 import { InvalidApiKeyError, NotFoundError } from '../../errors';
@@ -45,6 +45,23 @@ function toSummary(row: ApiKeyRow): ApiKeySummary {
 export function createKeysService({ db, store, clock, ids, audit }: KeysServiceDeps) {
   // Writing last_used_at on every request would make each read a write; once a minute per key is plenty.
   const lastUsedWritten = new Map<string, number>();
+
+  /** The key with this hash and its account's disabled_at: written once, for both dialects. */
+  const byHash = (hash: string | Placeholder) => {
+    const { apiKeys, accounts } = store.t;
+    return store.db
+      .select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt, accountDisabledAt: accounts.disabledAt })
+      .from(apiKeys)
+      .leftJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .where(eq(apiKeys.keyHash, hash));
+  };
+  // Every request with a key looks it up: on SQLite a statement prepared once (building and preparing
+  // the query each time was most of its cost); PostgreSQL builds it on the current handle.
+  let byHashSqlite: ReturnType<ReturnType<typeof byHash>['prepare']> | undefined;
+  const findByHash = (hash: string) =>
+    store.dialect === 'sqlite'
+      ? store.first({ get: () => (byHashSqlite ??= byHash(sql.placeholder('hash')).prepare()).get({ hash }) })
+      : store.first(byHash(hash));
 
   const summaries = async (where?: ReturnType<typeof eq>): Promise<ApiKeySummary[]> => {
     const { apiKeys } = store.t;
@@ -107,7 +124,7 @@ export function createKeysService({ db, store, clock, ids, audit }: KeysServiceD
     /** The account a key belongs to (null for CLI and console keys). */
     async accountOf(keyId: string): Promise<string | null> {
       const { apiKeys } = store.t;
-      const row = await store.first(store.db.select({ accountId: apiKeys.accountId }).from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1));
+      const row = await store.first(store.db.select({ accountId: apiKeys.accountId }).from(apiKeys).where(eq(apiKeys.id, keyId)));
       return row?.accountId ?? null;
     },
 
@@ -123,7 +140,7 @@ export function createKeysService({ db, store, clock, ids, audit }: KeysServiceD
       return store.transaction(async () => {
         const { apiKeys } = store.t;
         // Locked on PostgreSQL: two revocations at once audit one revocation, as on SQLite.
-        const row = await store.first(store.forUpdate(store.db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1)));
+        const row = await store.first(store.forUpdate(store.db.select().from(apiKeys).where(eq(apiKeys.id, id))));
         if (!row || (accountId !== undefined && row.accountId !== accountId)) throw new NotFoundError('API key', id);
         if (row.revokedAt) return toSummary(row);
         const revokedAt = isoNow(clock);
@@ -185,18 +202,9 @@ export function createKeysService({ db, store, clock, ids, audit }: KeysServiceD
      * Looked up on every request, so a key revoked by another process stops at once.
      */
     async authenticate(key: string): Promise<string> {
-      const { apiKeys, accounts } = store.t;
+      const { apiKeys } = store.t;
       // A key of an account an admin has disabled is refused like a revoked one (and works again when re-enabled).
-      const row = key.startsWith(API_KEY_PREFIX)
-        ? await store.first(
-            store.db
-              .select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt, accountDisabledAt: accounts.disabledAt })
-              .from(apiKeys)
-              .leftJoin(accounts, eq(accounts.id, apiKeys.accountId))
-              .where(eq(apiKeys.keyHash, hashKey(key)))
-              .limit(1),
-          )
-        : undefined;
+      const row = key.startsWith(API_KEY_PREFIX) ? await findByHash(hashKey(key)) : undefined;
       if (!row || row.revokedAt || row.accountDisabledAt) throw new InvalidApiKeyError();
       const now = clock.now().getTime();
       if (now - (lastUsedWritten.get(row.id) ?? 0) > 60_000) {

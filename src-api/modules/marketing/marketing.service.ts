@@ -229,9 +229,9 @@ export function createMarketingService({ db, store, clock, ids, events, audit, o
     const agentId = agentIdOf(event);
     if (!agentId) return undefined;
     const { agents, reviews } = store.t;
-    const agent = await store.first(store.db.select().from(agents).where(eq(agents.id, agentId)).limit(1));
+    const agent = await store.first(store.db.select().from(agents).where(eq(agents.id, agentId)));
     const reviewId = agent?.listed ? reviewIdOf(event) : undefined;
-    const review = reviewId ? await store.first(store.db.select().from(reviews).where(eq(reviews.id, reviewId)).limit(1)) : undefined;
+    const review = reviewId ? await store.first(store.db.select().from(reviews).where(eq(reviews.id, reviewId))) : undefined;
     return generationContext(event, agent, review);
   };
 

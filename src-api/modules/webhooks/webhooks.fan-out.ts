@@ -128,7 +128,7 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
       agentId !== undefined && needsAgentOwner(endpoints, event)
         ? ((
             await store.first(
-              store.db.select({ ownerAccountId: agentsTable.ownerAccountId }).from(agentsTable).where(eq(agentsTable.id, agentId)).limit(1),
+              store.db.select({ ownerAccountId: agentsTable.ownerAccountId }).from(agentsTable).where(eq(agentsTable.id, agentId)),
             )
           )?.ownerAccountId ?? null)
         : null;
