@@ -2,9 +2,10 @@
  * The index alone (no service, no HTTP): µs per query for each bench query class, on the bench's generated
  * agents, fed in id order with the trust scores a fresh import gives them (as the HTTP bench's server sees them).
  * For A/B work on the retrieval side: `--ab` alternates rounds with the switches in `TOGGLES` on and off
- * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings).
+ * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings; `--ab-names`: only the name split of
+ * name-split.ts).
  *
- *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks]
+ *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names]
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
@@ -14,6 +15,7 @@ import { SearchIndex } from '../src-api/modules/search/search-index';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
 
+import { NAME_SPLIT } from '../src-api/modules/search/name-split';
 import { SWEEP } from '../src-api/modules/search/sweep';
 import { ADAPTIVE, SLOT_SCORER, THRESHOLD_BUDGET, thresholdStats, TIE_ORDER } from '../src-api/modules/search/threshold';
 import { classSearches, generateAgents, SEARCH_CLASSES } from './lib/dataset';
@@ -25,7 +27,8 @@ const arg = (name: string, fallback: number) => {
 const size = arg('--agents', 100_000);
 const rounds = arg('--rounds', 5);
 const abIdRanks = process.argv.includes('--ab-id-ranks');
-const ab = abIdRanks || process.argv.includes('--ab');
+const abNames = process.argv.includes('--ab-names');
+const ab = abIdRanks || abNames || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
 const load = () =>
@@ -85,7 +88,7 @@ function measure(queries: Search[]): { us: number; p99: number; done: number; ga
 }
 
 /** The paths under test, switched off for the "old" rounds of `--ab`. */
-const TOGGLES: { enabled: boolean }[] = abIdRanks ? [ID_RANKS] : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+const TOGGLES: { enabled: boolean }[] = abIdRanks ? [ID_RANKS] : abNames ? [NAME_SPLIT] : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {

@@ -1,5 +1,6 @@
 import { buildAccelerators } from './accelerators';
-import { FIELD_COUNT, quantiseImpact, type IndexStore } from './index-store';
+import { hasBit, setBit } from './bitsets';
+import { FIELD_COUNT, NAME_FIELD, quantiseImpact, TF_MAX, TF_SHIFT, type IndexStore } from './index-store';
 
 // Compaction policy: tails up to 10 % of the base (at least 32k postings), tombstones up to 20 % of slots
 // (at least 1,024); during a bulk catch-up, tails up to 1M postings (about 12 MB) before compacting early: measured
@@ -49,6 +50,7 @@ export function compact(store: IndexStore, tieOrder = true): void {
   offsets[vocabularySize] = total;
   const slots = new Int32Array(total);
   const impacts = new Uint16Array(total);
+  const inName = new Uint32Array((total + 31) >>> 5);
   const documentFrequency = new Int32Array(Math.max(1024, vocabularySize * 2));
   let cursor = 0;
   for (let termId = 0; termId < vocabularySize; termId++) {
@@ -56,6 +58,7 @@ export function compact(store: IndexStore, tieOrder = true): void {
       for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) {
         const newSlot = newSlotOf[store.baseSlots[p]!]!;
         if (newSlot < 0) continue;
+        if (hasBit(store.baseNameBits, p)) setBit(inName, cursor);
         slots[cursor] = newSlot;
         impacts[cursor++] = store.baseImpacts[p]!;
       }
@@ -71,13 +74,16 @@ export function compact(store: IndexStore, tieOrder = true): void {
       const newSlot = newSlotOf[slot]!;
       if (newSlot < 0) continue;
       slots[--at] = newSlot;
-      impacts[at] = quantiseImpact(store.impactOf(tails.frequencies(entry), slot));
+      const frequencies = tails.frequencies(entry);
+      impacts[at] = quantiseImpact(store.impactOf(frequencies, slot));
+      if (((frequencies >> TF_SHIFT[NAME_FIELD]) & TF_MAX[NAME_FIELD]) !== 0) setBit(inName, at);
     }
     documentFrequency[termId] = cursor - offsets[termId]!;
   }
   store.baseOffsets = offsets;
   store.baseSlots = slots;
   store.baseImpacts = impacts;
+  store.baseNameBits = inName;
   store.baseTermCount = vocabularySize;
   store.documentFrequency = documentFrequency;
   tails.clear();

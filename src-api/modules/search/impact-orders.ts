@@ -1,3 +1,4 @@
+import { hasBit, setBit } from './bitsets';
 import type { IndexStore } from './index-store';
 
 /**
@@ -15,6 +16,9 @@ import type { IndexStore } from './index-store';
  * A prefix keeps an eighth of the term's postings, at least 4,096 (all of them for a term with fewer): at
  * 100,000 agents on the bench's data about 4 MB, at 1,000,000 about 30 MB. A quarter gave the same hits
  * as often at 100,000 agents (the work budget of `threshold.ts` ends a run first) for 60 MB at 1,000,000.
+ *
+ * Also per such term: a bitset of the slots with the term in their name (only if any), how many, and the highest
+ * impact outside names, for `name-split.ts`.
  */
 export const IMPACT_ORDER = {
   /** Share of a term's postings kept in impact order. */
@@ -36,60 +40,92 @@ const histogram = new Int32Array(65_536);
 export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   store.impactOrderSlots = [];
   store.impactOrderValues = [];
+  store.restMaxes = [];
+  store.nameBits = [];
+  store.nameCounts = [];
   store.trustAtCompaction.clear();
   store.tieOrderStale = store.tieOrderDeferred = !tieOrder;
-  const { baseOffsets, baseSlots, baseImpacts } = store;
-  const { rankOf, slotAt } = tieOrder ? tieRanks(store) : slotRanks(store);
-  let cutoffRanks = new Int32Array(0);
+  const ranks = tieOrder ? tieRanks(store) : slotRanks(store);
+  const words = (store.baseSlotCount + 31) >>> 5;
   for (let termId = 0; termId < store.baseTermCount; termId++) {
     if (store.termBits[termId] === undefined) continue;
-    const start = baseOffsets[termId]!;
-    const end = baseOffsets[termId + 1]!;
-    const frequency = end - start;
-    const keep = Math.min(frequency, Math.max(IMPACT_ORDER.minimum, Math.ceil(frequency * IMPACT_ORDER.share)));
-    // A counting sort on the 16-bit impacts, highest first, of the tie ranks; each run of equal impacts is then
-    // sorted by rank. The run the prefix ends in is sorted whole first, so the prefix keeps its best ranks.
-    histogram.fill(0);
-    for (let p = start; p < end; p++) histogram[baseImpacts[p]!]!++;
-    let position = 0;
-    let cutoff = -1;
-    for (let value = 65_535; value >= 0; value--) {
-      const count = histogram[value]!;
-      histogram[value] = position;
-      if (cutoff < 0 && position + count >= keep) cutoff = value;
-      position += count;
-    }
-    const cutoffStart = histogram[cutoff]!;
-    if (cutoffRanks.length < frequency) cutoffRanks = new Int32Array(frequency);
-    let cutoffCount = 0;
-    const slots = new Int32Array(keep);
-    const values = new Uint16Array(keep);
-    for (let p = start; p < end; p++) {
-      const value = baseImpacts[p]!;
-      if (value < cutoff) continue;
-      const rank = rankOf[baseSlots[p]!]!;
-      if (value === cutoff) {
-        cutoffRanks[cutoffCount++] = rank;
-        continue;
-      }
-      const at = histogram[value]!++;
-      slots[at] = rank;
-      values[at] = value;
-    }
-    // Runs above the cutoff: each now ends where the next higher value's run starts (in slot order without tie order).
-    for (let at = 0; tieOrder && at < cutoffStart;) {
-      const value = values[at]!;
-      const runEnd = histogram[value]!;
-      slots.subarray(at, runEnd).sort();
-      at = runEnd;
-    }
-    const cut = cutoffRanks.subarray(0, cutoffCount).sort();
-    slots.set(cut.subarray(0, keep - cutoffStart), cutoffStart);
-    values.fill(cutoff, cutoffStart, keep);
-    for (let i = 0; i < keep; i++) slots[i] = slotAt[slots[i]!]!;
+    const start = store.baseOffsets[termId]!;
+    const end = store.baseOffsets[termId + 1]!;
+    const { slots, values } = impactOrder(store, start, end, ranks, tieOrder);
     store.impactOrderSlots[termId] = slots;
     store.impactOrderValues[termId] = values;
+    // Where the term is outside names: how many agents, and the highest impact among them.
+    let named = 0;
+    let restMax = 0;
+    for (let p = start; p < end; p++) {
+      if (hasBit(store.baseNameBits, p)) named++;
+      else if (store.baseImpacts[p]! > restMax) restMax = store.baseImpacts[p]!;
+    }
+    store.nameCounts[termId] = named;
+    store.restMaxes[termId] = restMax;
+    if (named === 0) continue;
+    const nameBits = new Uint32Array(words);
+    for (let p = start; p < end; p++) if (hasBit(store.baseNameBits, p)) setBit(nameBits, store.baseSlots[p]!);
+    store.nameBits[termId] = nameBits;
   }
+}
+
+let cutoffRanks = new Int32Array(0);
+
+/**
+ * The prefix of postings [start, end) by impact, highest first, then tie rank. A counting sort on the 16-bit impacts, highest first, of the tie ranks;
+ * each run of equal impacts is then sorted by rank. The run the prefix ends in is sorted whole first, so the
+ * prefix keeps its best ranks.
+ */
+function impactOrder(
+  store: IndexStore,
+  start: number,
+  end: number,
+  { rankOf, slotAt }: { rankOf: Int32Array; slotAt: Int32Array },
+  tieOrder: boolean,
+): { slots: Int32Array; values: Uint16Array } {
+  const { baseSlots, baseImpacts } = store;
+  const frequency = end - start;
+  const keep = Math.min(frequency, Math.max(IMPACT_ORDER.minimum, Math.ceil(frequency * IMPACT_ORDER.share)));
+  histogram.fill(0);
+  for (let p = start; p < end; p++) histogram[baseImpacts[p]!]!++;
+  let position = 0;
+  let cutoff = -1;
+  for (let value = 65_535; value >= 0; value--) {
+    const count = histogram[value]!;
+    histogram[value] = position;
+    if (cutoff < 0 && position + count >= keep) cutoff = value;
+    position += count;
+  }
+  const slots = new Int32Array(keep);
+  const values = new Uint16Array(keep);
+  const cutoffStart = histogram[cutoff]!;
+  if (cutoffRanks.length < frequency) cutoffRanks = new Int32Array(frequency);
+  let cutoffCount = 0;
+  for (let p = start; p < end; p++) {
+    const value = baseImpacts[p]!;
+    if (value < cutoff) continue;
+    const rank = rankOf[baseSlots[p]!]!;
+    if (value === cutoff) {
+      cutoffRanks[cutoffCount++] = rank;
+      continue;
+    }
+    const at = histogram[value]!++;
+    slots[at] = rank;
+    values[at] = value;
+  }
+  // Runs above the cutoff: each now ends where the next higher value's run starts (in slot order without tie order).
+  for (let at = 0; tieOrder && at < cutoffStart;) {
+    const value = values[at]!;
+    const runEnd = histogram[value]!;
+    slots.subarray(at, runEnd).sort();
+    at = runEnd;
+  }
+  const cut = cutoffRanks.subarray(0, cutoffCount).sort();
+  slots.set(cut.subarray(0, keep - cutoffStart), cutoffStart);
+  values.fill(cutoff, cutoffStart, keep);
+  for (let i = 0; i < keep; i++) slots[i] = slotAt[slots[i]!]!;
+  return { slots, values };
 }
 
 /**

@@ -111,6 +111,8 @@ export class IndexStore {
   baseOffsets = new Int32Array(1);
   baseSlots = new Int32Array(0);
   baseImpacts = new Uint16Array(0);
+  /** Per base posting (by position), whether its agent has the term in its name (see `nameBits`). */
+  baseNameBits = new Uint32Array(0);
   readonly tails = new TailLog();
   /** Postings per term, tombstoned ones included (as is the N of idf, so the ratio stays right). */
   documentFrequency = new Int32Array(1024);
@@ -127,6 +129,14 @@ export class IndexStore {
   /** Per term with a bitset, its best base postings by impact (slots, and their impacts): see impact-orders.ts. */
   impactOrderSlots: (Int32Array | undefined)[] = [];
   impactOrderValues: (Uint16Array | undefined)[] = [];
+  /**
+   * Per term with a bitset, the base slots that have it in their name (undefined: none), and the highest impact
+   * of its postings outside names: lets the threshold algorithm rule agents out by which words their names hold.
+   */
+  nameBits: (Uint32Array | undefined)[] = [];
+  restMaxes: number[] = [];
+  /** Per term with a bitset, how many of its base postings are in the agent's name. */
+  nameCounts: number[] = [];
   /**
    * Equal impacts in those orders are by trust (as it was at compaction), then id: the ranking's tie-break.
    * Base slots whose trust changed in place since, with their trust at compaction (see impact-orders.ts);

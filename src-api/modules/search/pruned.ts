@@ -95,7 +95,7 @@ export function prunedSearch(
       if (slot < store.baseSlotCount) scoreOnce(slot, scorer, matching, top, seen, marked);
     });
     let scored = 0;
-    if (tryThreshold && thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked)) pruningStats.threshold = 'done';
+    if (tryThreshold && thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked, total)) pruningStats.threshold = 'done';
     else {
       if (tryThreshold) pruningStats.threshold = 'gave up';
       let nonEmpty = 0;
@@ -112,7 +112,7 @@ export function prunedSearch(
   if (tryThreshold) {
     const seen = scratch.seenBits(words);
     const marked: number[] = [];
-    const done = thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked);
+    const done = thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked, total);
     for (const slot of marked) seen[slot >>> 5] = 0;
     if (done) {
       pruningStats.threshold = 'done';

@@ -3,6 +3,7 @@ import { hasBit } from './bitsets';
 import type { BlockScorer } from './block-scorer';
 import { trustInTieOrder } from './impact-orders';
 import type { IndexStore } from './index-store';
+import { NAME_SPLIT, NameSplit } from './name-split';
 import type { TopK } from './top-k';
 
 /**
@@ -33,7 +34,7 @@ import type { TopK } from './top-k';
 export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 4 };
 
 /** Agents the last run read, and whether it stopped inside a run of ties (for tests and measurements). */
-export const thresholdStats = { visited: 0, inTies: false };
+export const thresholdStats = { visited: 0, inTies: false, byNames: false };
 
 /** Whether a run may stop inside a run of equal impacts (`stopsInTies`); off for A/B measurements. */
 export const TIE_ORDER = { enabled: true };
@@ -69,6 +70,8 @@ export function thresholdTopK(
   top: TopK,
   seen: Uint32Array,
   marked: number[],
+  /** How many agents match (the bits of `matching`). */
+  total: number,
 ): boolean {
   const { termIds, scaled, wordEnds } = scorer;
   const termCount = wordEnds.length;
@@ -94,13 +97,15 @@ export function thresholdTopK(
   });
   // Agents whose trust changed since the orders were built are out of tie order: scored up front.
   const ties = TIE_ORDER.enabled && !store.tieOrderStale;
-  thresholdStats.inTies = false;
+  thresholdStats.inTies = thresholdStats.byNames = false;
   if (ties) {
     for (const slot of store.trustAtCompaction.keys()) if (slot < store.baseSlotCount) visit(slot);
   }
 
   const bound = new Float32Array(1);
   const wordBest = new Float64Array(termCount);
+  const listValue = new Int32Array(lists);
+  const split = NameSplit.of(store, termIds, scaled, wordEnds, total);
   // Postings read from each list; a list's bound is the impact last read (its first before any).
   const read = new Int32Array(lists);
   const at = (e: number): number => Math.min(Math.max(0, read[e]! - 1), orderValues[e]!.length - 1);
@@ -124,10 +129,12 @@ export function thresholdTopK(
       for (const end = wordEnds[t]!; e < end; e++) {
         if (ended(e)) {
           done++;
+          listValue[e] = -1;
           continue;
         }
         if (read[e]! < orderValues[e]!.length) open++;
         bound[0] = scaled[e]! * orderValues[e]![at(e)]!;
+        listValue[e] = orderValues[e]![at(e)]!;
         if (bound[0]! > best) best = bound[0]!;
       }
       wordBest[t] = best;
@@ -138,6 +145,11 @@ export function thresholdTopK(
       result = true; // Every posting seen.
     else if (top.full && key < top.worstScore) result = true;
     else if (top.full && ties && key === top.worstScore && stopsInTies()) result = thresholdStats.inTies = true;
+    else if (
+      split !== undefined &&
+      split.blocking(listValue, ties ? readPastBar : undefined, top, matching, visit, Math.max(NAME_SPLIT.minAllowance, marked.length)) < 0
+    )
+      result = thresholdStats.byNames = true;
     // Every prefix read, and the bound is not below the bar yet.
     else if (open === 0) result = false;
     // Long runs of equal impacts (a word in thousands of names) keep the bound up: past the budget, the block
@@ -193,6 +205,16 @@ export function thresholdTopK(
     return low === values.length && !complete[e] ? Infinity : low;
   }
 
+  /** Whether list e has read the bar's agent or one ranked after it (nothing read: an unseen agent may be its first). */
+  function readPastBar(e: number): boolean {
+    if (read[e] === 0) return false;
+    const worst = top.worstSlot;
+    const last = orderSlots[e]![at(e)]!;
+    const trust = trustInTieOrder(store, last);
+    const worstTrust = store.trust[worst]!;
+    return trust < worstTrust || (trust === worstTrust && store.docIds[last]! >= store.docIds[worst]!);
+  }
+
   /**
    * The bound equals the bar (the k-th best score): may an unseen agent still tie it and win on trust or id?
    * 1. Per word, the best an unseen agent can score for it with an impact below the one just read in every
@@ -217,24 +239,13 @@ export function thresholdTopK(
       for (let u = 0; u < termCount; u++) sum += u === t ? lower : wordBest[u]!;
       if (termCount + Math.min(0.9999, sum / termCount) >= bar) return false;
     }
-    const worst = top.worstSlot;
-    const worstTrust = store.trust[worst]!;
-    const worstId = store.docIds[worst]!;
     for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
       if (wordBest[t] === 0) continue;
       let past = true;
       for (let e = from; e < wordEnds[t]! && past; e++) {
         if (ended(e)) continue;
         bound[0] = scaled[e]! * orderValues[e]![at(e)]!;
-        if (bound[0]! !== wordBest[t]) continue;
-        // Nothing read from it yet: an unseen agent may be its first.
-        if (read[e] === 0) {
-          past = false;
-          break;
-        }
-        const last = orderSlots[e]![at(e)]!;
-        const trust = trustInTieOrder(store, last);
-        past = trust < worstTrust || (trust === worstTrust && store.docIds[last]! >= worstId);
+        if (bound[0]! === wordBest[t]) past = readPastBar(e);
       }
       if (past) return true;
     }

@@ -1,0 +1,216 @@
+import { popcount32 } from './bitsets';
+import type { IndexStore } from './index-store';
+import type { TopK } from './top-k';
+
+/** Whether the threshold algorithm rules agents out by which query words their names hold; off for A/B measurements. */
+export const NAME_SPLIT = { enabled: true, minWords: 3, maxWords: 4, minAllowance: 256 };
+
+/**
+ * The threshold algorithm's bound, split by the name field (see `threshold.ts`). A word in many agents' names
+ * (a role like "agent", a domain like "data") has a long run of high impacts: thousands of names, all with
+ * about the same impact. Reading that run to its end, as the plain bound needs, costs a share of N.
+ *
+ * Each query word has two bounds for an unseen agent: the plain one (its lists' current impacts), and for agents
+ * without the word in their name also the term's highest impact outside names (`IndexStore.restMaxes`). An
+ * unseen agent whose name holds exactly the words of a set S is bounded by the plain bounds of S's words and the
+ * lower bounds of the others. Sets are taken highest bound first: one whose bound reaches the bar (the k-th best
+ * score) is "covered" (every matching agent whose name holds all its words is scored: an AND of name bitsets,
+ * small for two words or more; this raises the bar) while that costs no more than the work done so far; else
+ * the run reads on. Once every set not covered is below the bar (or at it, and ruled out by the tie order as in
+ * `stopsInTies`), no unseen agent can enter the top k.
+ */
+export class NameSplit {
+  /** Per list, the highest impact of its term outside names (`IndexStore.restMaxes`). */
+  private readonly restMaxes: number[] = [];
+  /** Per word, its expansions' name bitsets (none: no agent has the word in its name). */
+  private readonly wordNames: Uint32Array[][] = [];
+  /** Scratch of `bound`: per list its bounding impact, per word its bound. */
+  private readonly impacts: Int32Array;
+  private readonly wordBounds: Float64Array;
+  /** Per word, the share of its postings in names (over its expansions). */
+  private readonly nameShares: number[] = [];
+  private readonly covered: number[] = [];
+  /** Per name set (a mask of words), its matching agents once counted (-1: not yet). */
+  private readonly counts: Int32Array;
+  private readonly masks: number[];
+  /** Per name set, its bound this round. */
+  private readonly keys: Float64Array;
+
+  private constructor(
+    private readonly store: IndexStore,
+    private readonly termIds: Int32Array,
+    private readonly scaled: Float64Array,
+    private readonly wordEnds: Int32Array,
+    private readonly matchingCount: number,
+  ) {
+    const termCount = wordEnds.length;
+    this.impacts = new Int32Array(termIds.length);
+    this.wordBounds = new Float64Array(termCount);
+    this.counts = new Int32Array(1 << termCount).fill(-1);
+    this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
+    this.keys = new Float64Array(1 << termCount);
+    for (let t = 0, e = 0; t < termCount; t++) {
+      const names: Uint32Array[] = [];
+      let named = 0;
+      let postings = 0;
+      for (; e < wordEnds[t]!; e++) {
+        const termId = termIds[e]!;
+        this.restMaxes.push(store.restMaxes[termId]!);
+        const bits = store.nameBits[termId];
+        if (bits !== undefined) names.push(bits);
+        named += store.nameCounts[termId] ?? 0;
+        postings += store.baseOffsets[termId + 1]! - store.baseOffsets[termId]!;
+      }
+      this.wordNames.push(names);
+      this.nameShares.push(named / Math.max(1, postings));
+    }
+  }
+
+  /** For a run over these lists, if the query qualifies (few words, every term with its orders). */
+  static of(
+    store: IndexStore,
+    termIds: Int32Array,
+    scaled: Float64Array,
+    wordEnds: Int32Array,
+    matchingCount: number,
+  ): NameSplit | undefined {
+    // One word: its plain bound stops within a few dozen agents (the best names come first in its order). Two
+    // words: measured at 100,000 agents, the passes over the name bitsets cost more than the reads they save.
+    const words = wordEnds.length;
+    if (!NAME_SPLIT.enabled || words < NAME_SPLIT.minWords || words > NAME_SPLIT.maxWords) return undefined;
+    for (const termId of termIds) if (store.restMaxes[termId] === undefined) return undefined;
+    return new NameSplit(store, termIds, scaled, wordEnds, matchingCount);
+  }
+
+  /**
+   * -1 when no unseen agent can reach `top`'s bar (the heap is full); otherwise the first name set (a mask of
+   * words) whose bound still reaches it. Covers name sets on the way while they hold at most `allowance`
+   * matching agents (the work done so far: covering then at most doubles it). `listValue`: per list, the impact
+   * its plain bound is made of (-1 when read to its end). `pastBar(e)`: whether list e has read past the bar's
+   * agent in tie order (undefined: ties are not in order, equal is not enough).
+   */
+  blocking(
+    listValue: Int32Array,
+    pastBar: ((e: number) => boolean) | undefined,
+    top: TopK,
+    matching: Uint32Array,
+    visit: (slot: number) => void,
+    allowance: number,
+  ): number {
+    // Highest bound first: covering the best name sets raises the bar fastest (the top hits often have two query
+    // words in their names), which may put the bounds of the big sets (one word in the name) below it.
+    const { masks, keys } = this;
+    for (let i = 0; i < masks.length; i++)
+      keys[masks[i]!] = this.covered.some((set) => (masks[i]! & set) === set) ? -Infinity : this.bound(masks[i]!, listValue);
+    masks.sort((a, b) => keys[b]! - keys[a]!);
+    let spent = 0;
+    for (const mask of masks) {
+      const key = keys[mask]!;
+      if (key === -Infinity || this.covered.some((set) => (mask & set) === set)) continue;
+      if (top.full && key < top.worstScore) break;
+      if (top.full && key === top.worstScore && pastBar !== undefined) {
+        this.bound(mask, listValue);
+        if (this.tiesBelow(mask, listValue, pastBar, top.worstScore)) continue;
+      }
+      if (mask === 0) return mask;
+      // Counting costs a pass over the bitsets: only once the sizes of the name sets make it look worthwhile.
+      if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return mask;
+      if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
+      if (this.counts[mask]! > allowance - spent) return mask;
+      spent += this.counts[mask]!;
+      this.intersect(mask, matching, visit);
+      this.covered.push(mask);
+    }
+    return top.full ? -1 : 0;
+  }
+
+  /**
+   * The best score of an unseen agent whose name holds the words of `mask` and no other query word. Per list the
+   * impact bounding it (outside names, also the term's highest there), in `impacts`; per word the best float32
+   * score, in `wordBounds`, summed in plan order as the score is.
+   */
+  private bound(mask: number, listValue: Int32Array): number {
+    const { wordEnds, impacts, wordBounds } = this;
+    const termCount = wordEnds.length;
+    let sum = 0;
+    for (let t = 0, e = 0; t < termCount; t++) {
+      let best = 0;
+      for (; e < wordEnds[t]!; e++) {
+        let impact = listValue[e]!;
+        if (impact >= 0 && ((mask >>> t) & 1) === 0) impact = Math.min(impact, this.restMaxes[e]!);
+        impacts[e] = impact;
+        const value = Math.fround(this.scaled[e]! * impact);
+        if (value > best) best = value;
+      }
+      wordBounds[t] = best;
+      sum += best;
+    }
+    return termCount + Math.min(0.9999, sum / termCount);
+  }
+
+  /**
+   * The bound of `mask` (just computed by `bound`) equals the bar: as `stopsInTies` in threshold.ts. If one impact
+   * unit less on any word puts it below the bar, an unseen agent at the bar has exactly the bounding impact on every
+   * word; if for a word in the name set every list giving its bound has read past the bar's agent in tie order,
+   * such an agent comes after it. (Words outside the set have no order to be past: their bound is a maximum.)
+   */
+  private tiesBelow(mask: number, listValue: Int32Array, pastBar: (e: number) => boolean, bar: number): boolean {
+    const { wordEnds, impacts, wordBounds, scaled } = this;
+    const termCount = wordEnds.length;
+    for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
+      let lower = 0;
+      for (let e = from; e < wordEnds[t]!; e++) {
+        if (listValue[e]! < 0) continue;
+        let value = Math.fround(scaled[e]! * impacts[e]!);
+        if (value === wordBounds[t]) value = Math.fround(scaled[e]! * (impacts[e]! - 1));
+        if (value > lower) lower = value;
+      }
+      let sum = 0;
+      for (let u = 0; u < termCount; u++) sum += u === t ? lower : wordBounds[u]!;
+      if (termCount + Math.min(0.9999, sum / termCount) >= bar) return false;
+    }
+    for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) {
+      if (((mask >>> t) & 1) === 0 || wordBounds[t] === 0) continue;
+      let past = true;
+      for (let e = from; e < wordEnds[t]! && past; e++) {
+        if (listValue[e]! >= 0 && Math.fround(scaled[e]! * impacts[e]!) === wordBounds[t]) past = pastBar(e);
+      }
+      if (past) return true;
+    }
+    return false;
+  }
+
+  /** The matching agents times, per word of the mask, the share of its agents that have it in their name. */
+  private estimate(mask: number): number {
+    let estimate = this.matchingCount;
+    for (let t = 0; t < this.wordEnds.length; t++) if ((mask >>> t) & 1) estimate *= this.nameShares[t]!;
+    return estimate;
+  }
+
+  /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
+  private intersect(mask: number, matching: Uint32Array, visit?: (slot: number) => void): number {
+    const words = (this.store.baseSlotCount + 31) >>> 5;
+    // Per word of the mask its expansions' name bitsets, flattened; `ends` closes each word's group.
+    const names: Uint32Array[] = [];
+    const ends: number[] = [];
+    for (let t = 0; t < this.wordEnds.length; t++) {
+      if (((mask >>> t) & 1) === 0) continue;
+      if (this.wordNames[t]!.length === 0) return 0;
+      names.push(...this.wordNames[t]!);
+      ends.push(names.length);
+    }
+    let count = 0;
+    for (let w = 0; w < words; w++) {
+      let bits = matching[w]!;
+      for (let g = 0, i = 0; g < ends.length && bits !== 0; g++) {
+        let any = 0;
+        for (; i < ends[g]!; i++) any |= names[i]![w]!;
+        bits &= any;
+      }
+      if (bits === 0) continue;
+      if (visit === undefined) count += popcount32(bits);
+      else for (let rest = bits; rest !== 0; rest &= rest - 1) visit((w << 5) | (31 - Math.clz32(rest & -rest)));
+    }
+    return count;
+  }
+}

@@ -1,0 +1,98 @@
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
+import { NAME_SPLIT } from '../../src-api/modules/search/name-split';
+import { pruningStats } from '../../src-api/modules/search/pruned';
+import { thresholdStats } from '../../src-api/modules/search/threshold';
+import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { seededRandom } from '../../src-api/lib/seeded-random';
+
+// As on the bench's data: names of a unique word, a domain and a role, so a few query words ("data", "agent",
+// "security" for "secure") are in thousands of names, and each common word in about a third of the descriptions.
+const DOMAINS = ['Data', 'Security', 'Code', 'Cloud', 'Workflow', 'Docs'];
+const ROLES = ['Agent', 'Bot', 'Helper', 'Scout'];
+const COMMON = ['agent', 'data', 'workflow', 'model', 'platform', 'secure'];
+const FILLER = ['it keeps data private', 'teams use it daily', 'results come as json', 'a small secure config'];
+
+function corpus(seed: number, size: number, from = 0): IndexableAgent[] {
+  const r = seededRandom(seed);
+  return Array.from({ length: size }, (_, n) => {
+    const i = from + n;
+    const name = `Unit${i} ${r.pick(DOMAINS)} ${r.pick(ROLES)}`;
+    const common = COMMON.filter(() => r.int(3) === 0);
+    const fillers = Array.from({ length: r.int(4) }, () => r.pick(FILLER));
+    return {
+      id: `n-${((i * 7919) % 100_000).toString(36).padStart(4, '0')}`,
+      name,
+      tagline: r.next() < 0.1 ? `${r.pick(COMMON)} tools` : 'does things',
+      description: [name, ...fillers, common.length > 0 ? `built around ${common.join(', ')}` : ''].join(' '),
+      author: r.next() < 0.05 ? 'Kestrel Security' : `author${r.int(5)}`,
+      capabilities: r.next() < 0.2 ? ['data-pipelines'] : [],
+      categories: [],
+      type: r.pick(AGENT_TYPES),
+      trustScore: r.int(3) * 10,
+      listed: true,
+      status: r.next() < 0.03 ? 'deprecated' : 'active',
+    };
+  });
+}
+
+/** Pruned against exhaustive on two to four common words; how many runs the name split ended. */
+function expectSame(index: SearchIndex, seed: number, count: number): number {
+  const r = seededRandom(seed);
+  let byNames = 0;
+  for (let i = 0; i < count; i++) {
+    const q = Array.from({ length: 2 + r.int(3) }, () => r.pick(COMMON)).join(' ');
+    const filters = i % 7 === 0 ? { minTrust: 10 } : {};
+    const limit = r.pick([1, 5, 20, 50]);
+    const pruned = index.search(q, limit, filters, 'pruned');
+    if (pruningStats.threshold === 'done' && thresholdStats.byNames) byNames++;
+    expect(pruned, `seed ${seed}: ${JSON.stringify({ q, limit, filters })}`).toEqual(index.search(q, limit, filters, 'exhaustive'));
+  }
+  return byNames;
+}
+
+describe('threshold algorithm split by the name field', () => {
+  // Two words too, to test them (the service leaves them out for speed).
+  beforeAll(() => {
+    NAME_SPLIT.minWords = 2;
+    return () => {
+      NAME_SPLIT.minWords = 3;
+    };
+  });
+
+  it('equals the exhaustive scorer on words in many names, with the split on and off', () => {
+    onTestFinished(() => {
+      NAME_SPLIT.enabled = true;
+    });
+    const index = new SearchIndex();
+    for (const agent of corpus(5, 12_000)) index.apply(agent);
+    index.compact();
+    for (const on of [true, false]) {
+      NAME_SPLIT.enabled = on;
+      const byNames = expectSame(index, on ? 51 : 52, 120);
+      // Some runs were ended by covering name sets (else this would not test it).
+      if (on) expect(byNames).toBeGreaterThan(10);
+      else expect(byNames).toBe(0);
+    }
+  });
+
+  it('keeps which postings are in names across compactions, with agents added, renamed and unlisted', () => {
+    const index = new SearchIndex();
+    const agents = corpus(6, 10_000);
+    for (const agent of agents) index.apply(agent);
+    index.compact();
+    // Renamed agents and new ones are tails; a second compaction carries the first one's name flags over.
+    const r = seededRandom(60);
+    for (let i = 0; i < 600; i++) {
+      const agent = agents[r.int(agents.length)]!;
+      const roll = r.int(3);
+      if (roll === 0) index.apply({ ...agent, listed: false });
+      else if (roll === 1) index.apply({ ...agent, name: `Renamed${i} ${r.pick(DOMAINS)} ${r.pick(ROLES)}` });
+      else index.apply({ ...agent, name: `${agent.name.split(' ')[0]} Plain` });
+    }
+    for (const agent of corpus(7, 800, 20_000)) index.apply(agent);
+    expectSame(index, 61, 60);
+    index.compact();
+    expect(expectSame(index, 62, 120)).toBeGreaterThan(10);
+  });
+});
