@@ -124,7 +124,7 @@ export function createServices({
   // What owners do to their agents (all through the agents write path), and the queue of their renames.
   const owners = createOwnersService({ ...base, agents, audit });
   const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.findSync(accountId) });
-  const reports = createReportsService({ ...base, agents, audit, quotas: config.rateLimit.enabled });
+  const reports = createReportsService({ ...base, store, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, store, events, audit });
   const postQueue = createPostQueue({ db: base.db, marketing });

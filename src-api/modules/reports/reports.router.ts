@@ -9,8 +9,8 @@ const expectedVersion = z.number().int().positive().optional();
 
 /** The console's Reports queue: dismiss, unlist or edit, each with a reason (audited). */
 export const reportsRouter = router({
-  list: adminProcedure.input(listReportsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.reports.list(input);
+  list: adminProcedure.input(listReportsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.reports.list(input);
     return { reports: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 

@@ -21,6 +21,7 @@ export const reportsRoutes: ApiRoutes = async (api, { services }) => {
         response: { 202: reportReceiptSchema, 400: problemSchema, 404: problemSchema, 409: problemSchema, 429: problemSchema },
       },
     },
-    async (request, reply) => reply.status(202).send(services.reports.create(request.params.id, request.body, { clientKey: request.ip })),
+    async (request, reply) =>
+      reply.status(202).send(await services.reports.create(request.params.id, request.body, { clientKey: request.ip })),
   );
 };

@@ -1,5 +1,7 @@
 import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
+import type { AgentRow } from '../agents/agents.table';
 import { NotFoundError, QuotaExceededError, StaleVersionError, ConflictError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -11,7 +13,9 @@ import type { AdminReport, CreateReportInput, ListReportsQuery } from './reports
 import { reports, type ReportResolution, type ReportRow, type ReportStatus } from './reports.table';
 
 export interface ReportsServiceDeps {
+  /** Only the sync `resolve` writes through it (see there). */
   db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   agents: AgentsService;
@@ -32,45 +36,50 @@ export type ReportDecision =
   | { resolution: 'edit'; reason: string; patch: AgentPatch };
 
 /** Public abuse reports and the console's Reports queue. */
-export function createReportsService({ db, clock, ids, agents, audit, quotas }: ReportsServiceDeps) {
+export function createReportsService({ db, store, clock, ids, agents, audit, quotas }: ReportsServiceDeps) {
   const requireRow = (id: string): ReportRow => {
     const row = db.select().from(reports).where(eq(reports.id, id)).get();
     if (!row) throw new NotFoundError('Report', id);
     return row;
   };
 
-  const toAdmin = (row: ReportRow): AdminReport => {
-    const agent = agents.findRow(row.agentId);
-    return {
-      id: row.id,
-      agent_id: row.agentId,
-      agent_name: agent?.name ?? null,
-      agent_listed: agent?.listed ?? null,
-      reason: row.reason,
-      details: row.details ?? null,
-      contact_email: row.contactEmail ?? null,
-      status: row.status,
-      resolution: row.resolution ?? null,
-      resolution_reason: row.resolutionReason ?? null,
-      decided_by: row.decidedBy ?? null,
-      decided_at: row.decidedAt ?? null,
-      created_at: row.createdAt,
-      version: row.version,
-    };
-  };
+  /** The console's view of a report, with its agent's name and listing (the agent row read by the caller). */
+  const toAdmin = (row: ReportRow, agent: Pick<AgentRow, 'name' | 'listed'> | undefined): AdminReport => ({
+    id: row.id,
+    agent_id: row.agentId,
+    agent_name: agent?.name ?? null,
+    agent_listed: agent?.listed ?? null,
+    reason: row.reason,
+    details: row.details ?? null,
+    contact_email: row.contactEmail ?? null,
+    status: row.status,
+    resolution: row.resolution ?? null,
+    resolution_reason: row.resolutionReason ?? null,
+    decided_by: row.decidedBy ?? null,
+    decided_at: row.decidedAt ?? null,
+    created_at: row.createdAt,
+    version: row.version,
+  });
 
   return {
-    /** `POST /agents/{id}/reports`: a listed agent only; one open report per agent per client. */
+    /**
+     * `POST /agents/{id}/reports`: a listed agent only; one open report per agent per client.
+     * On PostgreSQL two reports sent at the same moment by one client may both pass the check
+     * (READ COMMITTED; nothing to lock before the first exists): a partial unique index would close it.
+     */
     create(agentId: string, input: CreateReportInput, reporter: Reporter) {
-      return inTransaction(db, () => {
-        const agent = agents.findRow(agentId);
+      return store.transaction(async () => {
+        const { reports } = store.t;
+        const agent = await agents.findRowAsync(agentId);
         if (!agent || !agent.listed) throw new NotFoundError('Agent', agentId);
         if (quotas) {
-          const open = db
-            .select({ id: reports.id })
-            .from(reports)
-            .where(and(eq(reports.agentId, agentId), eq(reports.clientKey, reporter.clientKey), eq(reports.status, 'open')))
-            .get();
+          const open = await store.first(
+            store.db
+              .select({ id: reports.id })
+              .from(reports)
+              .where(and(eq(reports.agentId, agentId), eq(reports.clientKey, reporter.clientKey), eq(reports.status, 'open')))
+              .limit(1),
+          );
           if (open) {
             throw new QuotaExceededError(
               `You already reported agent "${agentId}" (${open.id}); moderators will review it`,
@@ -96,50 +105,60 @@ export function createReportsService({ db, clock, ids, agents, audit, quotas }: 
           createdAt: now,
           updatedAt: now,
         };
-        db.insert(reports).values(row).run();
+        await store.run(store.db.insert(reports).values(row));
         return { id: row.id, agent_id: agentId, reason: row.reason, status: 'open' as const, created_at: now };
       });
     },
 
     /** The queue, newest first. */
-    list(query: ListReportsQuery): Page<AdminReport> {
+    async list(query: ListReportsQuery): Promise<Page<AdminReport>> {
+      const { reports } = store.t;
       const filters: SQL[] = [];
       if (query.status) filters.push(eq(reports.status, query.status));
       if (query.agent_id) filters.push(eq(reports.agentId, query.agent_id));
       const where = filters.length ? and(...filters) : undefined;
-      const rows = db
-        .select()
-        .from(reports)
-        .where(where)
-        .orderBy(desc(reports.createdAt), desc(reports.id))
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
-      const total = db.select({ n: count() }).from(reports).where(where).get()?.n ?? 0;
-      return { items: rows.map(toAdmin), page: query.page, limit: query.limit, total };
+      const rows = await store.rows(
+        store.db
+          .select()
+          .from(reports)
+          .where(where)
+          .orderBy(desc(reports.createdAt), desc(reports.id))
+          .limit(query.limit)
+          .offset((query.page - 1) * query.limit),
+      );
+      const total = (await store.first(store.db.select({ n: count() }).from(reports).where(where)))?.n ?? 0;
+      const items: AdminReport[] = [];
+      for (const row of rows) items.push(toAdmin(row, await agents.findRowAsync(row.agentId)));
+      return { items, page: query.page, limit: query.limit, total };
     },
 
-    countByStatus(): Record<ReportStatus, number> {
+    async countByStatus(): Promise<Record<ReportStatus, number>> {
+      const { reports } = store.t;
       const counts: Record<ReportStatus, number> = { open: 0, dismissed: 0, resolved: 0 };
-      for (const row of db.select({ status: reports.status, n: count() }).from(reports).groupBy(reports.status).all()) {
-        counts[row.status] = row.n;
-      }
+      const rows = await store.rows(store.db.select({ status: reports.status, n: count() }).from(reports).groupBy(reports.status));
+      for (const row of rows) counts[row.status] = row.n;
       return counts;
     },
 
     /** Open reports per agent among `agentIds` (the Agents screen's flags). */
-    openCounts(agentIds: readonly string[]): Record<string, number> {
+    async openCounts(agentIds: readonly string[]): Promise<Record<string, number>> {
       if (agentIds.length === 0) return {};
-      const rows = db
-        .select({ agentId: reports.agentId, n: count() })
-        .from(reports)
-        .where(and(eq(reports.status, 'open'), inArray(reports.agentId, [...agentIds])))
-        .groupBy(reports.agentId)
-        .all();
+      const { reports } = store.t;
+      const rows = await store.rows(
+        store.db
+          .select({ agentId: reports.agentId, n: count() })
+          .from(reports)
+          .where(and(eq(reports.status, 'open'), inArray(reports.agentId, [...agentIds])))
+          .groupBy(reports.agentId),
+      );
       return Object.fromEntries(rows.map((row) => [row.agentId, row.n]));
     },
 
-    /** A moderator dismisses the report, unlists the agent or edits it; always with a reason; audited. */
+    /**
+     * A moderator dismisses the report, unlists the agent or edits it; always with a reason; audited.
+     * Still sync on the Db: unlisting and editing are agent writes (agents.setListed, agents.update),
+     * sync until agent-writes is on the Store; it moves there with them.
+     */
     resolve(id: string, decision: ReportDecision, actor: string, expectedVersion?: number): AdminReport {
       return inTransaction(db, () => {
         const current = requireRow(id);
@@ -168,7 +187,7 @@ export function createReportsService({ db, clock, ids, agents, audit, quotas }: 
           before: { status: current.status },
           after: { status, resolution: decision.resolution, reason: next.resolutionReason, agent_id: current.agentId },
         });
-        return toAdmin(next);
+        return toAdmin(next, agents.findRow(next.agentId));
       });
     },
   };
