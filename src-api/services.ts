@@ -104,7 +104,7 @@ export function createServices({
     audit,
     quota: { enabled: config.rateLimit.enabled, windowMs: config.accounts.reviewQuotaMs },
   });
-  const submissions = createSubmissionsService({ ...base, agents, audit, quotas: config.rateLimit.enabled, safeFetch });
+  const submissions = createSubmissionsService({ ...base, store, agents, audit, quotas: config.rateLimit.enabled, safeFetch });
   const agentCards = createAgentCardRefresher({ agents, safeFetch, clock });
   const claims = createClaimsService({
     ...base,

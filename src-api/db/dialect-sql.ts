@@ -33,3 +33,13 @@ export function byteOrder(store: Store, column: AnySQLiteColumn): SQL<string> {
 export function containsText(store: Store, column: AnySQLiteColumn | SQL, text: string): SQL {
   return store.dialect === 'sqlite' ? sql`instr(${column}, ${text}) > 0` : sql`strpos(${column}, ${text}) > 0`;
 }
+
+/**
+ * `column` contains `text` as typed, case-insensitively ("%", "_" and "\\" are literal):
+ * SQLite's LIKE ignores the case of ASCII letters, PostgreSQL's needs ILIKE (which also
+ * folds other letters).
+ */
+export function containsIgnoringCase(store: Store, column: AnySQLiteColumn, text: string): SQL {
+  const pattern = `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+  return store.dialect === 'sqlite' ? sql`${column} LIKE ${pattern} ESCAPE '\\'` : sql`${column} ILIKE ${pattern} ESCAPE '\\'`;
+}

@@ -85,7 +85,7 @@ describe('POST /submit with agent_card_url', () => {
       capabilities: ['book-invoice', 'accounting', 'invoices', 'extract-totals', 'ocr'],
     });
 
-    const approved = server.services.submissions.approve(submission.id, { actor: 'test' });
+    const approved = await server.services.submissions.approve(submission.id, { actor: 'test' });
     const agent = await json(await server.api(`/agents/${approved.agent_id}`));
     expect(agent.agent_card_url).toBe(cardUrl);
     expect(agent.skills).toEqual([
@@ -127,7 +127,7 @@ describe('POST /submit with agent_card_url', () => {
     const bad = goodCard(host.origin, { url: 'not a url', skills: [{ id: 'x', name: 'X', tags: 'nope' }] });
     delete (bad as Record<string, unknown>).version;
     host.cards.set('/bad.json', { body: JSON.stringify(bad), etag: '"b"' });
-    const before = server.services.submissions.countPending();
+    const before = await server.services.submissions.countPending();
     const response = await server.post('/submit', { agent_card_url: `${host.origin}/bad.json` });
     expect(response.status).toBe(422);
     expect(response.headers.get('content-type')).toContain('application/problem+json');
@@ -135,7 +135,7 @@ describe('POST /submit with agent_card_url', () => {
     expect(problem.code).toBe('invalid_agent_card');
     const pointers = problem.errors.map((error: { pointer: string }) => error.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/url', '/version', '/skills/0/description', '/skills/0/tags']));
-    expect(server.services.submissions.countPending()).toBe(before);
+    expect(await server.services.submissions.countPending()).toBe(before);
   });
 
   it('refuses a card that is missing or not JSON (422), and agent fields beside agent_card_url (400)', async () => {
@@ -172,7 +172,7 @@ describe('the card in the console', () => {
     const queued = await consoleApi.query('submissions.get', { id: submission.id });
     expect(queued.data.skills.map((skill: { id: string }) => skill.id)).toEqual(['book-invoice', 'extract-totals']);
 
-    const approved = server.services.submissions.approve(submission.id, { actor: 'test' });
+    const approved = await server.services.submissions.approve(submission.id, { actor: 'test' });
     const agent = await consoleApi.query('agents.get', { id: approved.agent_id });
     expect(agent.data.agent_card).toEqual({ url: cardUrl, etag: '"c1"', fetched_at: expect.any(String) });
     // The public profile does not carry the bookkeeping.
@@ -186,7 +186,7 @@ describe('the card in the console', () => {
       etag: '"r1"',
     });
     const submission = await json(await server.post('/submit', { agent_card_url: `${host.origin}${path}` }));
-    const { agent_id: id } = server.services.submissions.approve(submission.id, { actor: 'test' });
+    const { agent_id: id } = await server.services.submissions.approve(submission.id, { actor: 'test' });
 
     const notModified = await consoleApi.mutation('agents.refetchCard', { id });
     expect(notModified.status).toBe(200);

@@ -108,9 +108,9 @@ describe('pending claims and submissions per client', () => {
     const sixth = await submit(5, '192.0.2.60');
     expect(sixth.status).toBe(409);
     expect(await json(sixth)).toMatchObject({ code: 'quota_exceeded' });
-    expect(server.services.submissions.list({ page: 1, limit: 100, q: 'Quota Sub 5' }).total).toBe(0); // nothing written
+    expect((await server.services.submissions.list({ page: 1, limit: 100, q: 'Quota Sub 5' })).total).toBe(0); // nothing written
     expect((await submit(5, '192.0.2.61')).status).toBe(201);
-    server.services.submissions.reject(ids[0]!, 'not an agent', { actor: 'moderator' });
+    await server.services.submissions.reject(ids[0]!, 'not an agent', { actor: 'moderator' });
     expect((await submit(6, '192.0.2.60')).status).toBe(201);
   });
 

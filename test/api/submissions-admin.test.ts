@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
-import { nameKey, similarNames, sourceHostKey } from '../../src-api/modules/submissions/submissions.service';
+import { nameKey, similarNames, sourceHostKey } from '../../src-api/modules/submissions/submission-duplicates';
 import { REJECTION_REASON_TEMPLATES } from '../../src-api/modules/submissions/submissions.schemas';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { bearer, trpcCall, trpcClient } from '../helpers/trpc';

@@ -74,14 +74,14 @@ describe('POST /submit', () => {
     });
     expect(response.headers.get('location')).toBe(`/api/v1/submissions/${submission.id}`);
     // Kept for the moderators only.
-    expect(server.services.submissions.get(submission.id).contact_email).toBe('maintainer@example.com');
+    expect((await server.services.submissions.get(submission.id)).contact_email).toBe('maintainer@example.com');
   });
 
   it('fills the optional fields with the defaults of a listed agent', async () => {
     const body = submissionBody();
     const submission = await submit(body);
     expect(submission).toMatchObject({ ...body, description: '', author: '', capabilities: [], categories: [], type: 'other' });
-    expect(server.services.submissions.get(submission.id).contact_email).toBeNull();
+    expect((await server.services.submissions.get(submission.id)).contact_email).toBeNull();
   });
 
   it('409s the source of a listed agent, however it is spelt, naming the agent, and writes nothing', async () => {
@@ -121,7 +121,7 @@ describe('POST /submit', () => {
   it('accepts the source of a rejected submission again', async () => {
     const body = submissionBody();
     const first = await submit(body);
-    server.services.submissions.reject(first.id, 'Please describe it better', { actor: 'mod' });
+    await server.services.submissions.reject(first.id, 'Please describe it better', { actor: 'mod' });
     const again = await submit(body);
     expect(again.id).not.toBe(first.id);
   });
@@ -159,7 +159,7 @@ describe('GET /submissions/{id}', () => {
 
   it('shows the listed agent once approved', async () => {
     const created = await submit(submissionBody({ contact_email: 'private@example.com' }));
-    const approved = server.services.submissions.approve(created.id, { actor: 'moderator@example.com' });
+    const approved = await server.services.submissions.approve(created.id, { actor: 'moderator@example.com' });
 
     const body = await json(await server.api(`/submissions/${created.id}`));
     expect(body).toEqual({
@@ -174,7 +174,7 @@ describe('GET /submissions/{id}', () => {
 
   it("shows the moderator's reason once rejected", async () => {
     const created = await submit();
-    server.services.submissions.reject(created.id, '  Not an agent.  ', { actor: 'mod' });
+    await server.services.submissions.reject(created.id, '  Not an agent.  ', { actor: 'mod' });
 
     const body = await json(await server.api(`/submissions/${created.id}`));
     expect(body).toMatchObject({ id: created.id, status: 'rejected', reason: 'Not an agent.', decided_at: expect.stringMatching(ISO_UTC) });
@@ -200,7 +200,7 @@ describe('approving', () => {
     });
     const created = await submit(body);
 
-    const approved = server.services.submissions.approve(created.id, { actor: 'moderator@example.com', expectedVersion: 1 });
+    const approved = await server.services.submissions.approve(created.id, { actor: 'moderator@example.com', expectedVersion: 1 });
 
     expect(approved).toMatchObject({
       id: created.id,
@@ -235,11 +235,11 @@ describe('approving', () => {
 
   it('conflicts when the submission is no longer pending', async () => {
     const created = await submit();
-    server.services.submissions.approve(created.id, { actor: 'mod' });
+    await server.services.submissions.approve(created.id, { actor: 'mod' });
     const before = writeCounts();
 
-    expect(() => server.services.submissions.approve(created.id, { actor: 'mod' })).toThrow(ConflictError);
-    expect(() => server.services.submissions.reject(created.id, 'Too late', { actor: 'mod' })).toThrow(ConflictError);
+    await expect(server.services.submissions.approve(created.id, { actor: 'mod' })).rejects.toThrow(ConflictError);
+    await expect(server.services.submissions.reject(created.id, 'Too late', { actor: 'mod' })).rejects.toThrow(ConflictError);
     expect(writeCounts()).toEqual(before);
   });
 
@@ -247,11 +247,13 @@ describe('approving', () => {
     const created = await submit();
     const before = writeCounts();
 
-    expect(() => server.services.submissions.approve(created.id, { actor: 'mod', expectedVersion: 7 })).toThrow(StaleVersionError);
-    expect(() => server.services.submissions.reject(created.id, 'No', { actor: 'mod', expectedVersion: 0 })).toThrow(StaleVersionError);
+    await expect(server.services.submissions.approve(created.id, { actor: 'mod', expectedVersion: 7 })).rejects.toThrow(StaleVersionError);
+    await expect(server.services.submissions.reject(created.id, 'No', { actor: 'mod', expectedVersion: 0 })).rejects.toThrow(
+      StaleVersionError,
+    );
 
     expect(writeCounts()).toEqual(before);
-    expect(server.services.submissions.get(created.id)).toMatchObject({ status: 'pending', version: 1 });
+    expect(await server.services.submissions.get(created.id)).toMatchObject({ status: 'pending', version: 1 });
   });
 
   it('conflicts, naming the agent, when the source got listed meanwhile, and rolls everything back', async () => {
@@ -264,7 +266,7 @@ describe('approving', () => {
 
     let thrown: unknown;
     try {
-      server.services.submissions.approve(created.id, { actor: 'mod' });
+      await server.services.submissions.approve(created.id, { actor: 'mod' });
     } catch (error) {
       thrown = error;
     }
@@ -272,11 +274,11 @@ describe('approving', () => {
     expect(thrown).toBeInstanceOf(ConflictError);
     expect((thrown as ConflictError).detail).toContain(agent.id);
     expect(writeCounts()).toEqual(before);
-    expect(server.services.submissions.get(created.id).status).toBe('pending');
+    expect((await server.services.submissions.get(created.id)).status).toBe('pending');
   });
 
-  it('throws NotFoundError for an unknown submission', () => {
-    expect(() => server.services.submissions.approve('sub_missing', { actor: 'mod' })).toThrow(NotFoundError);
+  it('throws NotFoundError for an unknown submission', async () => {
+    await expect(server.services.submissions.approve('sub_missing', { actor: 'mod' })).rejects.toThrow(NotFoundError);
   });
 });
 
@@ -285,7 +287,7 @@ describe('rejecting', () => {
     const created = await submit();
     const before = writeCounts();
 
-    const rejected = server.services.submissions.reject(created.id, REJECTION_REASON_TEMPLATES[0].reason, {
+    const rejected = await server.services.submissions.reject(created.id, REJECTION_REASON_TEMPLATES[0].reason, {
       actor: 'mod',
       expectedVersion: 1,
     });
@@ -306,10 +308,10 @@ describe('rejecting', () => {
     const created = await submit();
     const before = writeCounts();
     for (const reason of ['', '   ', 'r'.repeat(1001)]) {
-      expect(() => server.services.submissions.reject(created.id, reason, { actor: 'mod' })).toThrow(ValidationError);
+      await expect(server.services.submissions.reject(created.id, reason, { actor: 'mod' })).rejects.toThrow(ValidationError);
     }
     expect(writeCounts()).toEqual(before);
-    expect(server.services.submissions.reject(created.id, 'r'.repeat(1000), { actor: 'mod' }).status).toBe('rejected');
+    expect((await server.services.submissions.reject(created.id, 'r'.repeat(1000), { actor: 'mod' })).status).toBe('rejected');
   });
 
   it('offers reason templates that are valid reasons', () => {
@@ -328,9 +330,9 @@ describe('bulk decisions', () => {
     const first = await submit();
     const second = await submit();
     const decided = await submit();
-    server.services.submissions.reject(decided.id, 'Spam', { actor: 'mod' });
+    await server.services.submissions.reject(decided.id, 'Spam', { actor: 'mod' });
 
-    const results = server.services.submissions.bulkApprove([first.id, second.id, decided.id, 'sub_missing', first.id], 'mod');
+    const results = await server.services.submissions.bulkApprove([first.id, second.id, decided.id, 'sub_missing', first.id], 'mod');
 
     expect(results).toEqual([
       { id: first.id, ok: true, status: 'approved', agent_id: expect.any(String) },
@@ -346,23 +348,23 @@ describe('bulk decisions', () => {
   it('rejects each pending id with one reason', async () => {
     const first = await submit();
     const approved = await submit();
-    server.services.submissions.approve(approved.id, { actor: 'mod' });
+    await server.services.submissions.approve(approved.id, { actor: 'mod' });
 
-    const results = server.services.submissions.bulkReject([first.id, approved.id], 'Spam', 'mod');
+    const results = await server.services.submissions.bulkReject([first.id, approved.id], 'Spam', 'mod');
 
     expect(results).toEqual([
       { id: first.id, ok: true, status: 'rejected' },
       { id: approved.id, ok: false, code: 'conflict', detail: expect.any(String) },
     ]);
-    expect(server.services.submissions.get(first.id)).toMatchObject({ status: 'rejected', reason: 'Spam' });
+    expect(await server.services.submissions.get(first.id)).toMatchObject({ status: 'rejected', reason: 'Spam' });
   });
 
   it('refuses an empty reason or too many ids before touching anything', async () => {
     const created = await submit();
     const before = writeCounts();
-    expect(() => server.services.submissions.bulkReject([created.id], ' ', 'mod')).toThrow(ValidationError);
+    await expect(server.services.submissions.bulkReject([created.id], ' ', 'mod')).rejects.toThrow(ValidationError);
     const tooMany = Array.from({ length: 101 }, (_, i) => `sub_${i}`);
-    expect(() => server.services.submissions.bulkApprove(tooMany, 'mod')).toThrow(TooManyIdsError);
+    await expect(server.services.submissions.bulkApprove(tooMany, 'mod')).rejects.toThrow(TooManyIdsError);
     expect(writeCounts()).toEqual(before);
   });
 });
@@ -373,29 +375,31 @@ describe('the moderation queue', () => {
     const older = await submit(submissionBody({ name: `Alpha ${marker}` }));
     const newer = await submit(submissionBody({ tagline: `Tagline with ${marker.toUpperCase()} in it` }));
     const bySource = await submit(submissionBody({ source_url: `https://example.org/${marker}` }));
-    server.services.submissions.reject(older.id, 'Spam', { actor: 'mod' });
+    await server.services.submissions.reject(older.id, 'Spam', { actor: 'mod' });
     const { submissions } = server.services;
 
-    const all = submissions.list({ page: 1, limit: 20, q: marker });
+    const all = await submissions.list({ page: 1, limit: 20, q: marker });
     expect(all.items.map((s) => s.id)).toEqual([bySource.id, newer.id, older.id]);
     expect(all.total).toBe(3);
     expect(all.items[0]).toHaveProperty('contact_email');
 
-    const pending = submissions.list({ page: 1, limit: 20, q: marker, status: 'pending' });
+    const pending = await submissions.list({ page: 1, limit: 20, q: marker, status: 'pending' });
     expect(pending.items.map((s) => s.id)).toEqual([bySource.id, newer.id]);
 
-    const secondPage = submissions.list({ page: 2, limit: 2, q: marker });
+    const secondPage = await submissions.list({ page: 2, limit: 2, q: marker });
     expect(secondPage).toMatchObject({ page: 2, limit: 2, total: 3 });
     expect(secondPage.items.map((s) => s.id)).toEqual([older.id]);
 
-    expect(submissions.countPending()).toBe(submissions.list({ page: 1, limit: 1, status: 'pending' }).total);
+    expect(await submissions.countPending()).toBe((await submissions.list({ page: 1, limit: 1, status: 'pending' })).total);
   });
 
   it('treats % and _ in the search text literally', async () => {
     const marker = `pct-${Date.now()}`;
     const literal = await submit(submissionBody({ name: `100% ${marker}` }));
     await submit(submissionBody({ name: `1000 ${marker}` }));
-    expect(server.services.submissions.list({ page: 1, limit: 20, q: `100% ${marker}` }).items.map((s) => s.id)).toEqual([literal.id]);
-    expect(server.services.submissions.list({ page: 1, limit: 20, q: `10_ ${marker}` }).total).toBe(0);
+    expect((await server.services.submissions.list({ page: 1, limit: 20, q: `100% ${marker}` })).items.map((s) => s.id)).toEqual([
+      literal.id,
+    ]);
+    expect((await server.services.submissions.list({ page: 1, limit: 20, q: `10_ ${marker}` })).total).toBe(0);
   });
 });

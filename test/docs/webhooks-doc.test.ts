@@ -142,8 +142,8 @@ describe(`${DOC}: examples against real deliveries`, () => {
     // Cause each event as its example describes it, with the example's values.
     const services = server.services;
     const registered = exampleOf('agent.registered').value.data as { name: string; source_url: string };
-    const submission = services.submissions.submit(agentInput({ name: registered.name, source_url: registered.source_url }));
-    const agentId = services.submissions.approve(submission.id, { actor: 'docs-test' }).agent_id!;
+    const submission = await services.submissions.submit(agentInput({ name: registered.name, source_url: registered.source_url }));
+    const agentId = (await services.submissions.approve(submission.id, { actor: 'docs-test' })).agent_id!;
 
     const changed = exampleOf('agent.updated').value.data.changed_fields as string[];
     const patchValues: Record<string, unknown> = {

@@ -372,9 +372,10 @@ test.describe('a queue of 10,000 pending submissions', () => {
     const config = createConfig({ dataDir, demoData: false });
     const db = openDatabase(databasePath(config));
     const services = createServices({ db, config });
-    db.$client.transaction(() => {
+    // One transaction around them all (each submit a savepoint in it): one commit, not 10,000.
+    await services.store.transaction(async () => {
       for (let i = 0; i < TOTAL; i++) {
-        services.submissions.submit({
+        await services.submissions.submit({
           name: `Bulk Seeded Agent ${String(i).padStart(5, '0')}`,
           tagline: `Seeded submission number ${i} for the smoothness check`,
           source_url: `https://seed-${i}.example.org/agent`,
@@ -385,7 +386,7 @@ test.describe('a queue of 10,000 pending submissions', () => {
           type: 'other',
         });
       }
-    })();
+    });
     db.$client.close();
 
     const port = await freePort();

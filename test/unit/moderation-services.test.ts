@@ -69,11 +69,11 @@ describe('submissions', () => {
   };
 
   it('stamps filing and decision times with the clock', async () => {
-    const submission = services.submissions.submit(input);
+    const submission = await services.submissions.submit(input);
     expect(submission).toMatchObject({ created_at: '2025-03-01T12:00:00.000Z', updated_at: '2025-03-01T12:00:00.000Z' });
 
     at('2025-03-03T09:15:00.000Z');
-    const approved = services.submissions.approve(submission.id, { actor: 'mod' });
+    const approved = await services.submissions.approve(submission.id, { actor: 'mod' });
 
     expect(approved).toMatchObject({
       created_at: '2025-03-01T12:00:00.000Z',
@@ -83,13 +83,16 @@ describe('submissions', () => {
     expect((await services.agents.getRow(approved.agent_id!)).createdAt).toBe('2025-03-03T09:15:00.000Z');
   });
 
-  it('lists by filing time, newest first', () => {
+  it('lists by filing time, newest first', async () => {
     at('2025-03-02T00:00:00.000Z');
-    const newer = services.submissions.submit(input);
+    const newer = await services.submissions.submit(input);
     at('2025-03-01T00:00:00.000Z');
-    const older = services.submissions.submit({ ...input, source_url: 'https://example.com/other' });
-    expect(services.submissions.list({ page: 1, limit: 20 }).items.map((submission) => submission.id)).toEqual([newer.id, older.id]);
-    expect(services.submissions.countPending()).toBe(2);
+    const older = await services.submissions.submit({ ...input, source_url: 'https://example.com/other' });
+    expect((await services.submissions.list({ page: 1, limit: 20 })).items.map((submission) => submission.id)).toEqual([
+      newer.id,
+      older.id,
+    ]);
+    expect(await services.submissions.countPending()).toBe(2);
   });
 });
 

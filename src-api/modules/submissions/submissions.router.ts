@@ -22,8 +22,8 @@ function versionsOf(items: z.infer<typeof bulkItems>): Record<string, number> {
 /** The moderation queue of submitted agents. */
 export const submissionsRouter = router({
   /** Newest first, up to 100 per page; `q` matches name, tagline or source_url. */
-  list: adminProcedure.input(listSubmissionsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.submissions.list(input);
+  list: adminProcedure.input(listSubmissionsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.submissions.list(input);
     return { submissions: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
@@ -56,20 +56,22 @@ export const submissionsRouter = router({
     ),
 
   /** Each item on its own: the answer has one result per id, in order, failures included. */
-  bulkApprove: adminProcedure.input(z.strictObject({ items: bulkItems })).mutation(({ ctx, input }) => ({
-    results: ctx.services.submissions.bulkApprove(
+  bulkApprove: adminProcedure.input(z.strictObject({ items: bulkItems })).mutation(async ({ ctx, input }) => ({
+    results: await ctx.services.submissions.bulkApprove(
       input.items.map((item) => item.id),
       ctx.actor,
       { expectedVersions: versionsOf(input.items) },
     ),
   })),
 
-  bulkReject: adminProcedure.input(z.strictObject({ items: bulkItems, reason: rejectionReasonSchema })).mutation(({ ctx, input }) => ({
-    results: ctx.services.submissions.bulkReject(
-      input.items.map((item) => item.id),
-      input.reason,
-      ctx.actor,
-      { expectedVersions: versionsOf(input.items) },
-    ),
-  })),
+  bulkReject: adminProcedure
+    .input(z.strictObject({ items: bulkItems, reason: rejectionReasonSchema }))
+    .mutation(async ({ ctx, input }) => ({
+      results: await ctx.services.submissions.bulkReject(
+        input.items.map((item) => item.id),
+        input.reason,
+        ctx.actor,
+        { expectedVersions: versionsOf(input.items) },
+      ),
+    })),
 });

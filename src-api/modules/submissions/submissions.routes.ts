@@ -64,7 +64,7 @@ export const submissionsRoutes: ApiRoutes = async (api, { services }) => {
           quotaClientKey(request.ip),
         );
       } else {
-        submission = services.submissions.submit(body as SubmissionInput, accountId, quotaClientKey(request.ip));
+        submission = await services.submissions.submit(body as SubmissionInput, accountId, quotaClientKey(request.ip));
       }
       return reply.code(201).header('Location', `${api.prefix}/submissions/${submission.id}`).send(submission);
     },
