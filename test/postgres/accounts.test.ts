@@ -19,6 +19,7 @@ import type { AccountRow } from '../../src-api/modules/accounts/accounts.table';
 import { hashPassword } from '../../src-api/modules/accounts/passwords';
 import { createSignInLimiter } from '../../src-api/modules/accounts/sign-in-limiter';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { gate } from '../helpers/gate';
 
 /**
  * The accounts' reads, sessions and sign-in, and an account's records, ported to
@@ -258,23 +259,21 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
     now = new Date(T(45));
     const { account } = await accounts.createVerified({ email: 'both@example.org', name: 'Both', roles: [] }, 'test');
     // A third transaction holds the row while both grants start, so both read it before either writes.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const held = gate();
+    const locked = gate();
     const holder = store.transaction(async () => {
       const { accounts: table } = store.t;
       await store.first(store.forUpdate(store.db.select().from(table).where(eq(table.id, account.id))));
-      locked();
-      await held;
+      locked.open();
+      await held.wait;
     });
-    await isLocked;
+    await locked.wait;
     const grants = Promise.all([
       accounts.grantRole({ id: account.id }, 'admin', 'a'),
       accounts.grantRole({ id: account.id }, 'moderator', 'b'),
     ]);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    release();
+    held.open();
     await holder;
     await grants;
     expect((await accounts.getAdmin(account.id)).roles.sort()).toEqual(['admin', 'moderator']);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { openPgStore } from '../../src-api/db/store-pg';
 import { bothStores } from '../helpers/both-stores';
+import { gate } from '../helpers/gate';
 import { startPostgres, type TestPostgres } from '../helpers/postgres-server';
 
 /**
@@ -12,13 +13,6 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres-server';
  */
 const stores = bothStores();
 afterAll(() => stores.cleanup());
-
-/** A promise with its resolve, to hold a job open at a chosen point. */
-function gate(): { wait: Promise<void>; open(): void } {
-  let open!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  return { wait, open };
-}
 
 describe.each(stores.dialects)('runExclusive on $dialect', ({ open }) => {
   let store: Store;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { sqliteTables } from '../../src-api/db/store-sqlite';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { gate } from '../helpers/gate';
 
 /**
  * The data-access seam (src-api/db/store.ts): the same cases on a real SQLite
@@ -11,13 +12,6 @@ import { agentRow, bothStores } from '../helpers/both-stores';
  */
 const stores = bothStores();
 afterAll(() => stores.cleanup());
-
-/** A promise with its resolve, to hold a transaction open at a chosen point. */
-function gate(): { wait: Promise<void>; open(): void } {
-  let open!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  return { wait, open };
-}
 
 describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
   let store: Store;

@@ -53,16 +53,14 @@ describe.each(stores.dialects)('submissions on $dialect', ({ open }) => {
       quotas: true,
     });
     await store.run(
-      store.db
-        .insert(store.t.agents)
-        .values(
-          agentRow({
-            id: 'agt_dup',
-            name: 'Weather Agent',
-            sourceUrl: 'https://github.com/acme/weather',
-            sourceUrlKey: 'github.com/acme/weather',
-          }),
-        ),
+      store.db.insert(store.t.agents).values(
+        agentRow({
+          id: 'agt_dup',
+          name: 'Weather Agent',
+          sourceUrl: 'https://github.com/acme/weather',
+          sourceUrlKey: 'github.com/acme/weather',
+        }),
+      ),
     );
   }, 180_000);
 
