@@ -30,6 +30,7 @@ const abIdRanks = process.argv.includes('--ab-id-ranks');
 const abNames = process.argv.includes('--ab-names');
 const ab = abIdRanks || abNames || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
+NAME_SPLIT.minWords = arg('--name-min-words', NAME_SPLIT.minWords);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
 const load = () =>
   os

@@ -1,4 +1,4 @@
-import { popcount32 } from './bitsets';
+import { orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { TopK } from './top-k';
 
@@ -29,7 +29,8 @@ export class NameSplit {
   private readonly wordBounds: Float64Array;
   /** Per word, the share of its postings in names (over its expansions). */
   private readonly nameShares: number[] = [];
-  private readonly covered: number[] = [];
+  /** Per name set, 1 once it or a set it holds was covered. */
+  private readonly covered: Uint8Array;
   /** Per name set (a mask of words), its matching agents once counted (-1: not yet). */
   private readonly counts: Int32Array;
   private readonly masks: number[];
@@ -47,6 +48,7 @@ export class NameSplit {
     this.impacts = new Int32Array(termIds.length);
     this.wordBounds = new Float64Array(termCount);
     this.counts = new Int32Array(1 << termCount).fill(-1);
+    this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
     for (let t = 0, e = 0; t < termCount; t++) {
@@ -100,13 +102,12 @@ export class NameSplit {
     // Highest bound first: covering the best name sets raises the bar fastest (the top hits often have two query
     // words in their names), which may put the bounds of the big sets (one word in the name) below it.
     const { masks, keys } = this;
-    for (let i = 0; i < masks.length; i++)
-      keys[masks[i]!] = this.covered.some((set) => (masks[i]! & set) === set) ? -Infinity : this.bound(masks[i]!, listValue);
+    for (let i = 0; i < masks.length; i++) keys[masks[i]!] = this.covered[masks[i]!] === 1 ? -Infinity : this.bound(masks[i]!, listValue);
     masks.sort((a, b) => keys[b]! - keys[a]!);
     let spent = 0;
     for (const mask of masks) {
       const key = keys[mask]!;
-      if (key === -Infinity || this.covered.some((set) => (mask & set) === set)) continue;
+      if (key === -Infinity || this.covered[mask] === 1) continue;
       if (top.full && key < top.worstScore) break;
       if (top.full && key === top.worstScore && pastBar !== undefined) {
         this.bound(mask, listValue);
@@ -119,7 +120,7 @@ export class NameSplit {
       if (this.counts[mask]! > allowance - spent) return mask;
       spent += this.counts[mask]!;
       this.intersect(mask, matching, visit);
-      this.covered.push(mask);
+      for (let set = 0; set < this.covered.length; set++) if ((set & mask) === mask) this.covered[set] = 1;
     }
     return top.full ? -1 : 0;
   }
@@ -190,27 +191,32 @@ export class NameSplit {
   /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
   private intersect(mask: number, matching: Uint32Array, visit?: (slot: number) => void): number {
     const words = (this.store.baseSlotCount + 31) >>> 5;
-    // Per word of the mask its expansions' name bitsets, flattened; `ends` closes each word's group.
-    const names: Uint32Array[] = [];
-    const ends: number[] = [];
+    const sets: Uint32Array[] = [];
     for (let t = 0; t < this.wordEnds.length; t++) {
       if (((mask >>> t) & 1) === 0) continue;
-      if (this.wordNames[t]!.length === 0) return 0;
-      names.push(...this.wordNames[t]!);
-      ends.push(names.length);
+      const names = this.wordNameBits(t, words);
+      if (names === undefined) return 0;
+      sets.push(names);
     }
+    // One loop per set count (at most four words): no inner loop over the sets for each word of the bitsets.
+    const [a, b = a, c = a, d = a] = sets as [Uint32Array, Uint32Array?, Uint32Array?, Uint32Array?];
     let count = 0;
     for (let w = 0; w < words; w++) {
-      let bits = matching[w]!;
-      for (let g = 0, i = 0; g < ends.length && bits !== 0; g++) {
-        let any = 0;
-        for (; i < ends[g]!; i++) any |= names[i]![w]!;
-        bits &= any;
-      }
+      const bits = matching[w]! & a[w]! & b[w]! & c[w]! & d[w]!;
       if (bits === 0) continue;
       if (visit === undefined) count += popcount32(bits);
       else for (let rest = bits; rest !== 0; rest &= rest - 1) visit((w << 5) | (31 - Math.clz32(rest & -rest)));
     }
     return count;
+  }
+
+  /** The slots with word t in their name: its one expansion's bitset, or the OR of several (made once a run). */
+  private wordNameBits(t: number, words: number): Uint32Array | undefined {
+    const names = this.wordNames[t]!;
+    if (names.length <= 1) return names[0];
+    const union = new Uint32Array(words);
+    for (const name of names) orInto(union, name, words);
+    this.wordNames[t] = [union];
+    return union;
   }
 }
