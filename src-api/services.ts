@@ -90,7 +90,8 @@ export function createServices({
   accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   // The one write path of agents (the service, `cli import` and the demo seeder): rules, change cursor, events.
-  const agentWrites = createAgentWrites({ db, clock, events });
+  // onCommitted: this process's agent writes reach its readers (the PostgreSQL change cursor) once committed.
+  const agentWrites = createAgentWrites({ db, store, clock, events, onCommitted: () => agents.changed() });
   const agents = createAgentsService({ ...base, store, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
   accounts.onRename((accountId, name) => agents.renameOwner(accountId, name));

@@ -1,8 +1,10 @@
-import { getTableColumns } from 'drizzle-orm';
+import { eq, getTableColumns, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import { sourceUrlKey } from '../../lib/urls';
 import type { EventsService } from '../events/events.service';
+import type { EventType } from '../events/events.table';
 import { agentInputSchema } from './agents.schemas';
 import { agents, type AgentRow } from './agents.table';
 import { computeTrustScore } from './trust-score';
@@ -14,8 +16,9 @@ import { computeTrustScore } from './trust-score';
  * - a row's derived columns: `source_url_key` from `source_url`, no status
  *   message on an active agent, the trust score recomputed, `version` + 1 and
  *   `updated_at` on a change;
- * - the change cursor: every written row gets a fresh `change_seq` (max + 1,
- *   read once per call and counted up under the write lock). That is also how
+ * - the change cursor: every written row gets a fresh `change_seq` (SQLite:
+ *   max + 1, read once per call and counted up under the write lock;
+ *   PostgreSQL: the agents_change_seq sequence, see nextSeqsPg). That is also how
  *   search indexes, profile caches and stats of every process learn of the
  *   write (they read rows with a higher `change_seq` than they saw);
  * - the webhook events of a write (`agent.registered`, `agent.updated`,
@@ -47,10 +50,22 @@ export interface AgentWriteOptions {
 }
 
 export interface AgentWritesDeps {
-  db: Db;
+  /** SQLite's connection, for the synchronous path (undefined on PostgreSQL: there is only the async one). */
+  db?: Db;
+  /** The async path (writeAsync and what uses it) writes through the store. */
+  store: Store;
   clock: Clock;
   events: EventsService;
+  /** Called once a write by this process has committed (the readers' change cursor: agent-reads.changed). */
+  onCommitted?: () => void;
 }
+
+/**
+ * pg_advisory_xact_lock key of the agents' change cursor (any fixed 64-bit number, unique among this
+ * app's advisory locks): taken before a writer draws sequence values and held to its commit.
+ */
+const CHANGE_SEQ_LOCK = 0x61676e7473; // the bytes of 'agnts'
+
 
 /** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
 const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
@@ -65,20 +80,15 @@ function driverValue(row: AgentRow, key: Key): unknown {
   return value === null || value === undefined ? null : columns[key].mapToDriverValue(value);
 }
 
-export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
-  const latest = db.$client.prepare(`SELECT coalesce(max("${columns.changeSeq.name}"), 0) FROM "agents"`).pluck();
-  const insertRow = db.$client.prepare(
-    `INSERT INTO "agents" (${ALL_KEYS.map((key) => `"${columns[key].name}"`).join(', ')}) VALUES (${ALL_KEYS.map(() => '?').join(', ')})`,
-  );
-  const updateRow = db.$client.prepare(
-    `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
-  );
-  const updateTrust = db.$client.prepare(
-    `UPDATE "agents" SET "${columns.trustScore.name}" = ?, "${columns.changeSeq.name}" = ? WHERE "${columns.id.name}" = ?`,
-  );
-
+export function createAgentWrites({ db, store, clock, events, onCommitted }: AgentWritesDeps) {
+  const sqlite = db ? prepareSqlite(db) : undefined;
+  /** The synchronous path's statements: SQLite only. */
+  const statements = () => {
+    if (!sqlite) throw new Error('The synchronous agent write path is SQLite only: use writeAsync');
+    return sqlite;
+  };
   /** Runs `work` in the caller's transaction, or in one of its own (never a savepoint per row). */
-  const inWriteTransaction = <T>(work: () => T): T => (db.$client.inTransaction ? work() : inTransaction(db, work));
+  const inWriteTransaction = <T>(work: () => T): T => (db!.$client.inTransaction ? work() : inTransaction(db!, work));
 
   /**
    * The derived columns of a row, in place: source key (unless `keyOf` already has it for this
@@ -93,25 +103,13 @@ export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
   };
 
   const recordEvents = (write: AgentWrite, via: string): void => {
-    if (write.kind === 'create') {
-      const { row } = write;
-      if (!row.listed) return;
-      events.record('agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl });
-      if (row.verified) events.record('agent.verified', { agent_id: row.id, name: row.name, via });
-      return;
-    }
-    const { next, changedFields } = write;
-    // Becoming verified is its own event; the rest of the change is agent.updated.
-    const becameVerified = next.verified && changedFields.includes('verified');
-    const updated = becameVerified ? changedFields.filter((field) => field !== 'verified') : changedFields;
-    if (updated.length > 0) events.record('agent.updated', { agent_id: next.id, name: next.name, changed_fields: [...updated] });
-    if (becameVerified) events.record('agent.verified', { agent_id: next.id, name: next.name, via });
+    for (const [type, data] of eventsOf(write, via)) events.record(type, data);
   };
 
   const writes = {
     /** max(change_seq) as the database has it now, 0 for none (not cached: see agent-changes for readers). */
     latestChangeSeq(): number {
-      return latest.get() as number;
+      return statements().latest.get() as number;
     },
 
     /**
@@ -169,16 +167,9 @@ export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
       return inWriteTransaction(() => {
         let seq = writes.latestChangeSeq() + 1;
         return list.map((write) => {
-          if (write.kind === 'create') {
-            write.row.changeSeq = seq++;
-            insertRow.run(...ALL_KEYS.map((key) => driverValue(write.row, key)));
-            if (emitEvents) recordEvents(write, via);
-            return write.row;
-          }
-          write.next.changeSeq = seq++;
-          updateRow.run(...UPDATE_KEYS.map((key) => driverValue(write.next, key)), write.next.id);
+          writeSqlite(statements(), write, seq++);
           if (emitEvents) recordEvents(write, via);
-          return write.next;
+          return rowOf(write);
         });
       });
     },
@@ -195,7 +186,7 @@ export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
 
     /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
     touch(row: AgentRow): void {
-      updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id);
+      statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id);
     },
 
     /** New trust scores (the age part moves daily): each a change like any other (change_seq), nothing else touched. */
@@ -203,11 +194,151 @@ export function createAgentWrites({ db, clock, events }: AgentWritesDeps) {
       if (scores.length === 0) return;
       inWriteTransaction(() => {
         let seq = writes.latestChangeSeq() + 1;
-        for (const { id, score } of scores) updateTrust.run(score, seq++, id);
+        for (const { id, score } of scores) statements().updateTrust.run(score, seq++, id);
+      });
+    },
+
+    /**
+     * `write` on either store, async: in the caller's store transaction, or in one of
+     * its own. The change_seqs are drawn and the rows written in one step on SQLite
+     * (prepared statements under the write lock); on PostgreSQL from the sequence,
+     * under a lock held to the commit (nextSeqsPg). Events go through
+     * events.recordInTransaction, in the same transaction.
+     */
+    async writeAsync(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): Promise<AgentRow[]> {
+      if (list.length === 0) return [];
+      const work = async () => {
+        if (store.dialect === 'sqlite') {
+          // One synchronous step: max + 1 and the rows, nothing between them.
+          await store.run({
+            run: () => {
+              let seq = (statements().latest.get() as number) + 1;
+              for (const write of list) writeSqlite(statements(), write, seq++);
+              return { changes: list.length };
+            },
+          });
+        } else {
+          const seqs = await nextSeqsPg(list.length);
+          list.forEach((write, i) => (rowOf(write).changeSeq = seqs[i]!));
+          const { agents } = store.t;
+          const created = list.flatMap((write) => (write.kind === 'create' ? [write.row] : []));
+          if (created.length > 0) await store.run(store.db.insert(agents).values(created));
+          for (const write of list) if (write.kind === 'update') await store.run(updateOf(write.next));
+        }
+        if (emitEvents)
+          for (const write of list) for (const [type, data] of eventsOf(write, via)) await events.recordInTransaction(type, data);
+        if (onCommitted) store.afterCommit(onCommitted);
+        return list.map(rowOf);
+      };
+      return store.inTransaction ? work() : store.transaction(work);
+    },
+
+    /** `touch`, async on either store (no version, no change_seq). */
+    async touchAsync(row: AgentRow): Promise<void> {
+      if (store.dialect === 'sqlite')
+        await store.run({ run: () => statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id) });
+      else await store.run(updateOf(row));
+    },
+
+    /** `setTrustScores`, async on either store, in one transaction: each a change (change_seq). */
+    async setTrustScoresAsync(scores: readonly { id: string; score: number }[]): Promise<void> {
+      if (scores.length === 0) return;
+      await store.transaction(async () => {
+        if (store.dialect === 'sqlite') {
+          await store.run({
+            run: () => {
+              let seq = (statements().latest.get() as number) + 1;
+              for (const { id, score } of scores) statements().updateTrust.run(score, seq++, id);
+              return { changes: scores.length };
+            },
+          });
+        } else {
+          const seqs = await nextSeqsPg(scores.length);
+          const { agents } = store.t;
+          for (const [i, { id, score }] of scores.entries())
+            await store.run(store.db.update(agents).set({ trustScore: score, changeSeq: seqs[i]! }).where(eq(agents.id, id)));
+        }
+        if (onCommitted) store.afterCommit(onCommitted);
       });
     },
   };
+
+  const updateOf = (row: AgentRow) => {
+    const { agents } = store.t;
+    const { id, ...values } = row;
+    return store.db.update(agents).set(values).where(eq(agents.id, id));
+  };
+
+  /**
+   * `count` change_seqs from the sequence, in the caller's transaction. A writer first takes a
+   * transaction-scoped advisory lock, held to its commit, so writers draw and commit one after
+   * another: a reader that saw change_seq n never later finds a smaller one committed (with a plain
+   * nextval a transaction that drew 10 can commit after one that drew 11, and a reader at 11
+   * would skip 10 for good). Under the lock the sequence is also moved past any change_seq written
+   * without it (rows copied in by `cli copy-data`).
+   */
+  const nextSeqsPg = async (count: number): Promise<number[]> => {
+    await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
+    await store.all(
+      sql`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m >= (SELECT last_value FROM agents_change_seq)`,
+    );
+    const rows = await store.all<{ seq: string | number }>(sql`SELECT nextval('agents_change_seq') AS seq FROM generate_series(1, ${count})`);
+    return rows.map((row) => Number(row.seq));
+  };
+
   return writes;
+}
+
+/** The agents table's prepared statements (SQLite): 100,000 imported rows take about a second. */
+function prepareSqlite(db: Db) {
+  const latest = db.$client.prepare(`SELECT coalesce(max("${columns.changeSeq.name}"), 0) FROM "agents"`).pluck();
+  const insertRow = db.$client.prepare(
+    `INSERT INTO "agents" (${ALL_KEYS.map((key) => `"${columns[key].name}"`).join(', ')}) VALUES (${ALL_KEYS.map(() => '?').join(', ')})`,
+  );
+  const updateRow = db.$client.prepare(
+    `UPDATE "agents" SET ${UPDATE_KEYS.map((key) => `"${columns[key].name}" = ?`).join(', ')} WHERE "${columns.id.name}" = ?`,
+  );
+  const updateTrust = db.$client.prepare(
+    `UPDATE "agents" SET "${columns.trustScore.name}" = ?, "${columns.changeSeq.name}" = ? WHERE "${columns.id.name}" = ?`,
+  );
+
+  return { latest, insertRow, updateRow, updateTrust };
+}
+
+type SqliteStatements = ReturnType<typeof prepareSqlite>;
+
+const rowOf = (write: AgentWrite): AgentRow => (write.kind === 'create' ? write.row : write.next);
+
+/** One create or update with its change_seq, by the prepared statements. */
+function writeSqlite(statements: SqliteStatements, write: AgentWrite, seq: number): void {
+  if (write.kind === 'create') {
+    write.row.changeSeq = seq;
+    statements.insertRow.run(...ALL_KEYS.map((key) => driverValue(write.row, key)));
+  } else {
+    write.next.changeSeq = seq;
+    statements.updateRow.run(...UPDATE_KEYS.map((key) => driverValue(write.next, key)), write.next.id);
+  }
+}
+
+type AgentEvent = [EventType, Record<string, unknown>];
+
+/** The webhook events of a write, in order (both paths record these). */
+function eventsOf(write: AgentWrite, via: string): AgentEvent[] {
+  if (write.kind === 'create') {
+    const { row } = write;
+    if (!row.listed) return [];
+    const created: AgentEvent[] = [['agent.registered', { agent_id: row.id, name: row.name, source_url: row.sourceUrl }]];
+    if (row.verified) created.push(['agent.verified', { agent_id: row.id, name: row.name, via }]);
+    return created;
+  }
+  const { next, changedFields } = write;
+  // Becoming verified is its own event; the rest of the change is agent.updated.
+  const becameVerified = next.verified && changedFields.includes('verified');
+  const updated = becameVerified ? changedFields.filter((field) => field !== 'verified') : changedFields;
+  const changed: AgentEvent[] = [];
+  if (updated.length > 0) changed.push(['agent.updated', { agent_id: next.id, name: next.name, changed_fields: [...updated] }]);
+  if (becameVerified) changed.push(['agent.verified', { agent_id: next.id, name: next.name, via }]);
+  return changed;
 }
 
 export type AgentWrites = ReturnType<typeof createAgentWrites>;

@@ -30,15 +30,15 @@ export const agentsRouter = router({
 
   update: adminProcedure
     .input(z.strictObject({ id: idParamSchema, patch: agentPatchSchema, expectedVersion }))
-    .mutation(({ ctx, input }) =>
-      toAdminAgent(ctx.services.agents.update(input.id, input.patch, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
+    .mutation(async ({ ctx, input }) =>
+      toAdminAgent(await ctx.services.agents.edits.update(input.id, input.patch, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
     ),
 
   setVerified: adminProcedure
     .input(z.strictObject({ id: idParamSchema, verified: z.boolean(), expectedVersion }))
-    .mutation(({ ctx, input }) =>
+    .mutation(async ({ ctx, input }) =>
       toAdminAgent(
-        ctx.services.agents.setVerified(input.id, input.verified, {
+        await ctx.services.agents.edits.setVerified(input.id, input.verified, {
           actor: ctx.actor,
           via: 'moderator',
           expectedVersion: input.expectedVersion,
@@ -56,9 +56,9 @@ export const agentsRouter = router({
         expectedVersion,
       }),
     )
-    .mutation(({ ctx, input }) =>
+    .mutation(async ({ ctx, input }) =>
       toAdminAgent(
-        ctx.services.agents.setStatus(input.id, input.status, input.message ?? null, {
+        await ctx.services.agents.edits.setStatus(input.id, input.status, input.message ?? null, {
           actor: ctx.actor,
           expectedVersion: input.expectedVersion,
         }),
@@ -77,7 +77,7 @@ export const agentsRouter = router({
   /** Hides an agent from the public API (listed: false) or lists it again. */
   setListed: adminProcedure
     .input(z.strictObject({ id: idParamSchema, listed: z.boolean(), expectedVersion }))
-    .mutation(({ ctx, input }) =>
-      toAdminAgent(ctx.services.agents.setListed(input.id, input.listed, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
+    .mutation(async ({ ctx, input }) =>
+      toAdminAgent(await ctx.services.agents.edits.setListed(input.id, input.listed, { actor: ctx.actor, expectedVersion: input.expectedVersion })),
     ),
 });

@@ -10,6 +10,18 @@ import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
 import type { AgentInput, AgentPatch } from './agents.schemas';
 import { toAdminAgent } from './agent-profile';
+import {
+  changedProfileFields,
+  changeOf,
+  createAgentEdits,
+  listedEdit,
+  profileChanges,
+  statusEdit,
+  updateEdit,
+  verifiedEdit,
+  type Edit,
+  type EditOptions,
+} from './agent-edits';
 import { createAgentReads } from './agent-reads';
 import type { AgentWrites } from './agent-writes';
 import { agents, type AgentRow, type AgentSkill, type AgentStatus } from './agents.table';
@@ -84,7 +96,19 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
     return writes.update({ current, next, changedFields }, { emitEvents: options.emitEvents !== false, via: options.via });
   };
 
-  const { sync, changed: _changed, ...asyncReads } = reads;
+  /** Carries out an edit's plan (agent-edits.ts) synchronously, for callers inside sync transactions. */
+  const applyEdit = (id: string, edit: Edit, options: EditOptions): AgentRow =>
+    inTransaction(db, () => {
+      const current = requireRow(id, true);
+      const plan = edit(current);
+      const change = changeOf(writes, current, plan, options);
+      if (!change) return current;
+      const next = writes.update(change, { emitEvents: options.emitEvents !== false, via: options.via });
+      if (plan.audit) audit.record(plan.audit(next));
+      return next;
+    });
+
+  const { sync, ...asyncReads } = reads;
   const service = {
     /** The ported reads (async, either store): get, getJson, getRow, list, listJson, listForConsole, bulkJson, changesJson, … */
     ...asyncReads,
@@ -152,77 +176,26 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
       });
     },
 
-    /** Changes profile fields; records `agent.updated` with the names of the changed fields. */
+    /** Changes profile fields; records `agent.updated` with the names of the changed fields. Sync: owners, edit requests, reports. */
     update(id: string, patch: AgentPatch, options: WriteOptions = {}): AgentRow {
-      return inTransaction(db, () => {
-        const current = requireRow(id, true);
-        const changes = profileChanges(patch);
-        const changedFields = changedProfileFields(current, changes);
-        if (changedFields.length === 0 && options.expectedVersion === undefined) return current;
-        const next = writeChanges(current, changes, options, changedFields);
-        if (options.actor) {
-          audit.record({
-            actor: options.actor,
-            action: 'agent.update',
-            entityType: 'agent',
-            entityId: id,
-            before: toAdminAgent(current),
-            after: toAdminAgent(next),
-          });
-        }
-        return next;
-      });
+      return applyEdit(id, updateEdit(patch, options), options);
     },
 
     /**
      * Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`).
-     * `owner`: the account whose verified claim proved ownership, written in the same change.
+     * `owner`: the account whose verified claim proved ownership, written in the same change. Sync: claims.
      */
     setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string; owner?: AgentOwner } = {}): AgentRow {
-      return inTransaction(db, () => {
-        const current = requireRow(id, true);
-        const owner = options.owner;
-        const ownerChanges =
-          owner && (owner.accountId !== current.ownerAccountId || owner.name !== current.ownerName)
-            ? { ownerAccountId: owner.accountId, ownerName: owner.name }
-            : {};
-        if (current.verified === verified && Object.keys(ownerChanges).length === 0) return current;
-        // A verification (also of a new owner of a verified agent) is an agent.verified; taking it away an agent.updated.
-        const next = writeChanges(current, { verified, ...ownerChanges }, options, ['verified']);
-        if (options.actor) {
-          audit.record({
-            actor: options.actor,
-            action: verified ? 'agent.verify' : 'agent.unverify',
-            entityType: 'agent',
-            entityId: id,
-            before: { verified: current.verified, ...(owner && { owner_account_id: current.ownerAccountId }) },
-            after: { verified, ...(owner && { owner_account_id: owner.accountId }) },
-          });
-        }
-        return next;
-      });
+      return applyEdit(id, verifiedEdit(verified, options), options);
     },
 
-    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. */
+    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. Sync: owners. */
     setStatus(id: string, status: AgentStatus, message: string | null, options: WriteOptions = {}): AgentRow {
-      return inTransaction(db, () => {
-        const current = requireRow(id, true);
-        const statusMessage = status === 'active' ? null : message?.trim() || null;
-        if (current.status === status && current.statusMessage === statusMessage) return current;
-        const next = writeChanges(current, { status, statusMessage }, options, ['status', 'status_message']);
-        if (options.actor) {
-          audit.record({
-            actor: options.actor,
-            action: status === 'deprecated' ? 'agent.deprecate' : 'agent.activate',
-            entityType: 'agent',
-            entityId: id,
-            before: { status: current.status, status_message: current.statusMessage },
-            after: { status, status_message: statusMessage },
-          });
-        }
-        return next;
-      });
+      return applyEdit(id, statusEdit(status, message, options), options);
     },
+
+    /** The same edits, async on either store (the console's tRPC procedures): see agent-edits.ts. */
+    edits: createAgentEdits({ store, writes, audit }),
 
     /**
      * A re-fetched Agent Card: its profile fields and skills; a change is an `agent.updated`
@@ -297,24 +270,9 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
       }
     },
 
-    /** Hides an agent from the public API, or lists it again. */
+    /** Hides an agent from the public API, or lists it again. Sync: reports. */
     setListed(id: string, listed: boolean, options: WriteOptions = {}): AgentRow {
-      return inTransaction(db, () => {
-        const current = requireRow(id, true);
-        if (current.listed === listed) return current;
-        const next = writeChanges(current, { listed }, options, ['listed']);
-        if (options.actor) {
-          audit.record({
-            actor: options.actor,
-            action: listed ? 'agent.list' : 'agent.unlist',
-            entityType: 'agent',
-            entityId: id,
-            before: { listed: current.listed },
-            after: { listed },
-          });
-        }
-        return next;
-      });
+      return applyEdit(id, listedEdit(listed, options), options);
     },
 
     /** Folds a review into the rating aggregate and trust score. Call inside the review's transaction. */
@@ -421,34 +379,3 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
-
-const PROFILE_FIELD_NAMES: Record<string, string> = {
-  name: 'name',
-  tagline: 'tagline',
-  description: 'description',
-  author: 'author',
-  capabilities: 'capabilities',
-  categories: 'categories',
-  type: 'type',
-  sourceUrl: 'source_url',
-};
-
-/** The row columns an edit of profile fields sets. */
-function profileChanges(patch: AgentPatch): Partial<AgentRow> {
-  const changes: Partial<AgentRow> = {};
-  if (patch.name !== undefined) changes.name = patch.name;
-  if (patch.tagline !== undefined) changes.tagline = patch.tagline;
-  if (patch.description !== undefined) changes.description = patch.description;
-  if (patch.author !== undefined) changes.author = patch.author;
-  if (patch.capabilities !== undefined) changes.capabilities = patch.capabilities;
-  if (patch.categories !== undefined) changes.categories = patch.categories;
-  if (patch.type !== undefined) changes.type = patch.type;
-  if (patch.source_url !== undefined) changes.sourceUrl = patch.source_url;
-  return changes;
-}
-
-function changedProfileFields(current: AgentRow, changes: Partial<AgentRow>): string[] {
-  return Object.entries(changes)
-    .filter(([key, value]) => key in PROFILE_FIELD_NAMES && JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(value))
-    .map(([key]) => PROFILE_FIELD_NAMES[key]!);
-}

@@ -1,4 +1,4 @@
-import { bigint, boolean, doublePrecision, index, json, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, boolean, doublePrecision, index, json, pgSequence, pgTable, text } from 'drizzle-orm/pg-core';
 import type { AgentSkill, AgentStatus } from './agents.table';
 
 /**
@@ -50,3 +50,10 @@ export const agents = pgTable(
     index('agents_list_type_updated_idx').on(table.listed, table.type, table.updatedAt, table.id),
   ],
 );
+
+/**
+ * The change cursor on PostgreSQL (agent-writes.ts): each written agent takes the next value as its
+ * change_seq. SQLite has no sequences and needs none: it counts on from max(change_seq) under its
+ * one write lock.
+ */
+export const agentsChangeSeq = pgSequence('agents_change_seq', { startWith: 1 });

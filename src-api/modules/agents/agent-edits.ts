@@ -1,0 +1,195 @@
+import { eq } from 'drizzle-orm';
+import type { Store } from '../../db/store';
+import { NotFoundError, StaleVersionError } from '../../errors';
+import type { AuditEntry, AuditService } from '../audit/audit.service';
+import { toAdminAgent } from './agent-profile';
+import type { AgentChange, AgentWrites } from './agent-writes';
+import type { AgentPatch } from './agents.schemas';
+import type { AgentRow, AgentStatus } from './agents.table';
+
+/**
+ * The moderators' edits of an agent (profile fields, verified, status, listed)
+ * as plans: what an edit changes, which events it records and what it audits,
+ * decided once from the current row. The agents service carries a plan out
+ * synchronously (for callers inside sync transactions: owners, edit requests,
+ * claims, reports) and `createAgentEdits` asynchronously on either store (the
+ * console's tRPC procedures).
+ */
+
+export interface EditOptions {
+  /** Who did it, for the audit log; omitted for public and system writes. */
+  actor?: string;
+  /** Record the contract's webhook event (false for demo seeding and plain imports). */
+  emitEvents?: boolean;
+  /** The version the caller last saw; a different current version is a conflict. */
+  expectedVersion?: number;
+  /** How an agent became verified, for `agent.verified`. */
+  via?: string;
+}
+
+/** What an edit does to `current`: a change to write (none: nothing changed) and an audit entry (with an actor). */
+export interface EditPlan {
+  changes?: Partial<AgentRow>;
+  changedFields: readonly string[];
+  audit?: (next: AgentRow) => AuditEntry;
+}
+
+export type Edit = (current: AgentRow) => EditPlan;
+
+const PROFILE_FIELD_NAMES: Record<string, string> = {
+  name: 'name',
+  tagline: 'tagline',
+  description: 'description',
+  author: 'author',
+  capabilities: 'capabilities',
+  categories: 'categories',
+  type: 'type',
+  sourceUrl: 'source_url',
+};
+
+/** The row columns an edit of profile fields sets. */
+export function profileChanges(patch: AgentPatch): Partial<AgentRow> {
+  const changes: Partial<AgentRow> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.tagline !== undefined) changes.tagline = patch.tagline;
+  if (patch.description !== undefined) changes.description = patch.description;
+  if (patch.author !== undefined) changes.author = patch.author;
+  if (patch.capabilities !== undefined) changes.capabilities = patch.capabilities;
+  if (patch.categories !== undefined) changes.categories = patch.categories;
+  if (patch.type !== undefined) changes.type = patch.type;
+  if (patch.source_url !== undefined) changes.sourceUrl = patch.source_url;
+  return changes;
+}
+
+export function changedProfileFields(current: AgentRow, changes: Partial<AgentRow>): string[] {
+  return Object.entries(changes)
+    .filter(([key, value]) => key in PROFILE_FIELD_NAMES && JSON.stringify(current[key as keyof AgentRow]) !== JSON.stringify(value))
+    .map(([key]) => PROFILE_FIELD_NAMES[key]!);
+}
+
+const audited = (actor: string | undefined, entry: (next: AgentRow) => Omit<AuditEntry, 'actor'>) =>
+  actor ? (next: AgentRow) => ({ actor, ...entry(next) }) : undefined;
+
+/** Profile fields; `agent.updated` with the names of the changed fields. Unchanged without an expected version: nothing. */
+export const updateEdit =
+  (patch: AgentPatch, options: EditOptions): Edit =>
+  (current) => {
+    const changes = profileChanges(patch);
+    const changedFields = changedProfileFields(current, changes);
+    if (changedFields.length === 0 && options.expectedVersion === undefined) return { changedFields };
+    return {
+      changes,
+      changedFields,
+      audit: audited(options.actor, (next) => ({
+        action: 'agent.update',
+        entityType: 'agent',
+        entityId: current.id,
+        before: toAdminAgent(current),
+        after: toAdminAgent(next),
+      })),
+    };
+  };
+
+/** Verified (`agent.verified`) or not (`agent.updated`), with the owner whose claim proved it. */
+export const verifiedEdit =
+  (verified: boolean, options: EditOptions & { owner?: { accountId: string; name: string } }): Edit =>
+  (current) => {
+    const owner = options.owner;
+    const ownerChanges =
+      owner && (owner.accountId !== current.ownerAccountId || owner.name !== current.ownerName)
+        ? { ownerAccountId: owner.accountId, ownerName: owner.name }
+        : {};
+    if (current.verified === verified && Object.keys(ownerChanges).length === 0) return { changedFields: [] };
+    return {
+      changes: { verified, ...ownerChanges },
+      changedFields: ['verified'],
+      audit: audited(options.actor, () => ({
+        action: verified ? 'agent.verify' : 'agent.unverify',
+        entityType: 'agent',
+        entityId: current.id,
+        before: { verified: current.verified, ...(owner && { owner_account_id: current.ownerAccountId }) },
+        after: { verified, ...(owner && { owner_account_id: owner.accountId }) },
+      })),
+    };
+  };
+
+/** Deprecated with a message, or active again; `agent.updated`. */
+export const statusEdit =
+  (status: AgentStatus, message: string | null, options: EditOptions): Edit =>
+  (current) => {
+    const statusMessage = status === 'active' ? null : message?.trim() || null;
+    if (current.status === status && current.statusMessage === statusMessage) return { changedFields: [] };
+    return {
+      changes: { status, statusMessage },
+      changedFields: ['status', 'status_message'],
+      audit: audited(options.actor, () => ({
+        action: status === 'deprecated' ? 'agent.deprecate' : 'agent.activate',
+        entityType: 'agent',
+        entityId: current.id,
+        before: { status: current.status, status_message: current.statusMessage },
+        after: { status, status_message: statusMessage },
+      })),
+    };
+  };
+
+/** Hidden from the public API, or listed again. */
+export const listedEdit =
+  (listed: boolean, options: EditOptions): Edit =>
+  (current) => {
+    if (current.listed === listed) return { changedFields: [] };
+    return {
+      changes: { listed },
+      changedFields: ['listed'],
+      audit: audited(options.actor, () => ({
+        action: listed ? 'agent.list' : 'agent.unlist',
+        entityType: 'agent',
+        entityId: current.id,
+        before: { listed: current.listed },
+        after: { listed },
+      })),
+    };
+  };
+
+/** The change a plan writes (version checked first), or undefined when it changes nothing. */
+export function changeOf(writes: AgentWrites, current: AgentRow, plan: EditPlan, options: EditOptions): AgentChange | undefined {
+  if (!plan.changes) return undefined;
+  if (options.expectedVersion !== undefined && options.expectedVersion !== current.version) {
+    throw new StaleVersionError('Agent', current.id);
+  }
+  return { current, next: writes.changedRow(current, plan.changes), changedFields: plan.changedFields };
+}
+
+/**
+ * The edits, async on either store: the row is read locked (FOR UPDATE on PostgreSQL, so two
+ * moderators' edits queue rather than one losing the other's), the change written by
+ * writes.writeAsync with its events, the audit entry by audit.recordInTransaction, all in one
+ * store transaction.
+ */
+export function createAgentEdits({ store, writes, audit }: { store: Store; writes: AgentWrites; audit: AuditService }) {
+  const apply = (id: string, edit: Edit, options: EditOptions): Promise<AgentRow> =>
+    store.transaction(async () => {
+      const { agents } = store.t;
+      const current = await store.first(store.forUpdate(store.db.select().from(agents).where(eq(agents.id, id)).limit(1)));
+      if (!current) throw new NotFoundError('Agent', id);
+      const plan = edit(current);
+      const change = changeOf(writes, current, plan, options);
+      if (!change) return current;
+      const [next] = await writes.writeAsync([{ kind: 'update', ...change }], {
+        emitEvents: options.emitEvents !== false,
+        via: options.via,
+      });
+      if (plan.audit) await audit.recordInTransaction(plan.audit(next!));
+      return next!;
+    });
+
+  return {
+    update: (id: string, patch: AgentPatch, options: EditOptions = {}) => apply(id, updateEdit(patch, options), options),
+    setVerified: (id: string, verified: boolean, options: EditOptions & { owner?: { accountId: string; name: string } } = {}) =>
+      apply(id, verifiedEdit(verified, options), options),
+    setStatus: (id: string, status: AgentStatus, message: string | null, options: EditOptions = {}) =>
+      apply(id, statusEdit(status, message, options), options),
+    setListed: (id: string, listed: boolean, options: EditOptions = {}) => apply(id, listedEdit(listed, options), options),
+  };
+}
+
+export type AgentEdits = ReturnType<typeof createAgentEdits>;

@@ -1,0 +1,124 @@
+import { asc, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src-api/db/store';
+import { StaleVersionError } from '../../src-api/errors';
+import { systemClock } from '../../src-api/lib/clock';
+import { createIdGenerator } from '../../src-api/lib/ids';
+import { createAuditService } from '../../src-api/modules/audit/audit.service';
+import { createEventsService } from '../../src-api/modules/events/events.service';
+import { createAgentEdits, type AgentEdits } from '../../src-api/modules/agents/agent-edits';
+import { createAgentReads, type AgentReads } from '../../src-api/modules/agents/agent-reads';
+import { createAgentWrites, type AgentWrites } from '../../src-api/modules/agents/agent-writes';
+import { agentRow, bothStores } from '../helpers/both-stores';
+
+/**
+ * The agents' async write path (agent-writes.writeAsync) and the moderators' edits on it
+ * (agent-edits.ts), on SQLite and PostgreSQL 15: change_seq from max + 1 under SQLite's
+ * write lock and from a sequence under an advisory lock on PostgreSQL, events and audit
+ * entries in the same transaction, readers following at once.
+ */
+const stores = bothStores();
+afterAll(() => stores.cleanup());
+
+describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
+  let store: Store;
+  let writes: AgentWrites;
+  let reads: AgentReads;
+  let edits: AgentEdits;
+
+  const seqs = async () => {
+    const { agents } = store.t;
+    const rows = await store.rows(store.db.select({ id: agents.id, seq: agents.changeSeq }).from(agents).orderBy(asc(agents.changeSeq)));
+    return rows.map((row) => row.seq);
+  };
+  const eventsOf = async (agentId: string) => {
+    const { events } = store.t;
+    const rows = await store.rows(store.db.select().from(events).orderBy(asc(events.createdAt)));
+    return rows.filter((row) => (row.data as { agent_id?: string }).agent_id === agentId).map((row) => [row.type, row.data]);
+  };
+  const newRow = (id: string) => writes.newRow({ id, name: `Agent ${id}`, tagline: 'Writes', sourceUrl: `https://example.org/${id}` });
+
+  beforeAll(async () => {
+    store = await open();
+    const ids = createIdGenerator();
+    const db = store.dialect === 'sqlite' ? store.db : undefined;
+    const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
+    const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
+    reads = createAgentReads({ store, profileCacheEntries: 100 });
+    writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
+    edits = createAgentEdits({ store, writes, audit });
+  });
+
+  it('creates agents with consecutive change_seqs and their events, readable at once', async () => {
+    const written = await writes.writeAsync(
+      ['agt_w1', 'agt_w2', 'agt_w3'].map((id) => ({ kind: 'create' as const, row: newRow(id) })),
+      { emitEvents: true },
+    );
+    expect(written.map((row) => row.changeSeq)).toEqual([1, 2, 3]);
+    expect(await seqs()).toEqual([1, 2, 3]);
+    expect(await eventsOf('agt_w2')).toEqual([['agent.registered', { agent_id: 'agt_w2', name: 'Agent agt_w2', source_url: 'https://example.org/agt_w2' }]]);
+    expect(await reads.getRow('agt_w3')).toEqual(written[2]);
+  });
+
+  it('edits: version, change_seq, event and audit in one transaction; the cached profile follows; a stale version writes nothing', async () => {
+    expect((await reads.get('agt_w1')).tagline).toBe('Writes'); // cached now
+    const next = await edits.update('agt_w1', { tagline: 'Edited' }, { actor: 'mod', expectedVersion: 1 });
+    expect(next).toMatchObject({ version: 2, changeSeq: 4, tagline: 'Edited' });
+    expect((await reads.get('agt_w1')).tagline).toBe('Edited');
+    expect((await eventsOf('agt_w1')).at(-1)).toEqual(['agent.updated', { agent_id: 'agt_w1', name: 'Agent agt_w1', changed_fields: ['tagline'] }]);
+    const { auditLog } = store.t;
+    const entries = await store.rows(store.db.select().from(auditLog).where(eq(auditLog.entityId, 'agt_w1')));
+    expect(entries.map((entry) => [entry.actor, entry.action])).toEqual([['mod', 'agent.update']]);
+
+    await expect(edits.setListed('agt_w1', false, { actor: 'mod', expectedVersion: 1 })).rejects.toThrow(StaleVersionError);
+    expect(await reads.getRow('agt_w1')).toMatchObject({ listed: true, version: 2 });
+    // Unchanged: nothing written, no change_seq.
+    expect(await edits.setStatus('agt_w1', 'active', null)).toMatchObject({ version: 2, changeSeq: 4 });
+
+    const verified = await edits.setVerified('agt_w2', true, { via: 'claim' });
+    expect(verified).toMatchObject({ verified: true, changeSeq: 5 });
+    expect((await eventsOf('agt_w2')).at(-1)).toEqual(['agent.verified', { agent_id: 'agt_w2', name: 'Agent agt_w2', via: 'claim' }]);
+  });
+
+  it('concurrent edits keep every change: unique change_seqs, in commit order, none lost on one row', async () => {
+    const before = Math.max(...(await seqs()));
+    await Promise.all([
+      edits.update('agt_w3', { name: 'Renamed' }),
+      edits.setStatus('agt_w3', 'deprecated', 'Old'),
+      edits.setListed('agt_w2', false),
+      edits.update('agt_w1', { author: 'Someone' }),
+      edits.setVerified('agt_w3', true),
+    ]);
+    const after = await seqs();
+    expect(new Set(after).size).toBe(after.length);
+    expect(Math.max(...after)).toBe(before + 5);
+    // Three edits of agt_w3 at once: each read the row locked, so all three are in it.
+    expect(await reads.getRow('agt_w3')).toMatchObject({ name: 'Renamed', status: 'deprecated', statusMessage: 'Old', verified: true, version: 4 });
+    const feed = JSON.parse((await reads.changesJson(undefined, 100)).toString()) as { changes: { agent_id: string; change: string }[] };
+    // In commit order, which on PostgreSQL is the order the writers got the change_seq lock: not asserted.
+    expect(feed.changes.map((change) => [change.agent_id, change.change]).sort()).toEqual([
+      ['agt_w1', 'updated'],
+      ['agt_w2', 'removed'],
+      ['agt_w3', 'updated'],
+    ]);
+  });
+
+  it('a rolled-back write leaves nothing; the next one still counts on past every change_seq, also rows written without the path', async () => {
+    const before = await seqs();
+    await expect(
+      store.transaction(async () => {
+        await writes.writeAsync([{ kind: 'create', row: newRow('agt_gone') }], { emitEvents: true });
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await seqs()).toEqual(before);
+    expect(await eventsOf('agt_gone')).toEqual([]);
+
+    // A row copied in with its own change_seq (as `cli copy-data` writes them), past the sequence.
+    const { agents } = store.t;
+    await store.run(store.db.insert(agents).values(agentRow({ id: 'agt_copied', sourceUrlKey: 'example.org/copied', changeSeq: 1000 })));
+    const [next] = await writes.writeAsync([{ kind: 'create', row: newRow('agt_after') }]);
+    expect(next!.changeSeq).toBe(1001);
+    expect(Number((await store.all<{ n: number }>(sql`SELECT count(*) AS n FROM agents`))[0]!.n)).toBe(before.length + 2);
+  });
+});
