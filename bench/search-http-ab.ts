@@ -22,6 +22,7 @@ import * as ownConfig from '../src-api/config';
 import * as ownConsole from '../src-api/console/console.extensions';
 import * as ownServer from '../src-api/server';
 import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { freePort } from './lib/server-process';
 
 const argument = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
@@ -71,7 +72,7 @@ async function settled(origin: string): Promise<void> {
 
 async function start(name: string, dir: string | undefined): Promise<Variant> {
   if (process.argv.includes('--spawn')) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort();
     const args = ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'];
     const server = spawn('node', [...args, '--search-cache', cache ? 'on' : 'off'], {
       cwd: dir ?? path.resolve(import.meta.dirname, '..'),
