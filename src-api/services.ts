@@ -126,7 +126,7 @@ export function createServices({
   const owners = createOwnersService({ ...base, agents, audit });
   const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.findSync(accountId) });
   const reports = createReportsService({ ...base, store, agents, audit, quotas: config.rateLimit.enabled });
-  const newsletter = createNewsletterService({ ...base, mail, publicUrl, audit });
+  const newsletter = createNewsletterService({ ...base, store, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, store, events, audit });
   const postQueue = createPostQueue({ db: base.db, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.

@@ -22,14 +22,14 @@ beforeAll(async () => {
   // Through the public endpoint, as readers subscribe, each confirmed with the token its mail carries.
   for (const email of ADDRESSES.slice(0, 3)) {
     expect((await server.post('/newsletter', { email })).status).toBe(202);
-    newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+    await newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
   }
   // An address a spreadsheet would take for a formula (the REST schema would refuse it, the store need not).
-  subscribeConfirmed(db, newsletter, ADDRESSES[3]!);
+  await subscribeConfirmed(db, newsletter, ADDRESSES[3]!);
   // Neither of these is on the list: one never confirmed, one left.
   expect((await server.post('/newsletter', { email: PENDING })).status).toBe(202);
-  subscribeConfirmed(db, newsletter, GONE);
-  newsletter.unsubscribe(newsletterTokenFromOutbox(db, GONE, 'unsubscribe'));
+  await subscribeConfirmed(db, newsletter, GONE);
+  await newsletter.unsubscribe(newsletterTokenFromOutbox(db, GONE, 'unsubscribe'));
 });
 afterAll(() => server.close());
 

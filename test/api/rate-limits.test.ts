@@ -42,7 +42,7 @@ describe('write limit (20 per minute per IP)', () => {
     expect(body).toMatchObject({ status: 429, code: 'rate_limited' });
 
     // Nothing was written by the refused request.
-    expect(s.services.newsletter.counts().pending).toBe(20);
+    expect((await s.services.newsletter.counts()).pending).toBe(20);
   });
 
   it('counts writes per IP even with an API key', async () => {
@@ -124,14 +124,14 @@ describe('API keys', () => {
     // Guessing on a write endpoint spends the read budget too, and writes nothing.
     const write = await subscribe(s, 1, { 'x-api-key': 'adk_guess' });
     expect(write.status).toBe(429);
-    expect(s.services.newsletter.counts().pending).toBe(0);
+    expect((await s.services.newsletter.counts()).pending).toBe(0);
   });
 
   it('also rejects a bad key on write endpoints', async () => {
     server = await startTestServer({ rateLimit: { enabled: true } });
     const response = await subscribe(server, 1, { 'x-api-key': 'nope' });
     expect(response.status).toBe(401);
-    expect(server.services.newsletter.counts().pending).toBe(0);
+    expect((await server.services.newsletter.counts()).pending).toBe(0);
   });
 });
 

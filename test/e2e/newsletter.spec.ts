@@ -19,10 +19,10 @@ const waitingAddress = `waiting-${tag}@readers.test`;
 const dataDir = () => process.env.AGENTDIR_E2E_DATA_DIR!;
 
 /** Runs `work` with the services on the server's own data dir (the server sees the changes at once, as with any CLI command). */
-function withServices(work: (services: ReturnType<typeof createServices>) => void): void {
+async function withServices(work: (services: ReturnType<typeof createServices>) => Promise<unknown>): Promise<void> {
   const db = openDatabase(databasePath({ dataDir: dataDir() }));
   try {
-    work(createServices({ db, config: createConfig({ dataDir: dataDir() }) }));
+    await work(createServices({ db, config: createConfig({ dataDir: dataDir() }) }));
   } finally {
     db.$client.close();
   }
@@ -33,11 +33,11 @@ function withServices(work: (services: ReturnType<typeof createServices>) => voi
  * newsletter service, so that the public endpoint's write limit (20 a minute,
  * shared by every spec) is not spent here.
  */
-test.beforeAll(() => {
-  withServices(({ db, newsletter }) => {
-    for (const email of seeded) subscribeConfirmed(db, newsletter, email);
+test.beforeAll(async () => {
+  await withServices(async ({ db, newsletter }) => {
+    for (const email of seeded) await subscribeConfirmed(db, newsletter, email);
     // One who never follows the link: listed as awaiting confirmation, never exported.
-    newsletter.requestSubscription(waitingAddress);
+    await newsletter.requestSubscription(waitingAddress);
   });
 });
 
@@ -57,7 +57,7 @@ test.describe('newsletter', () => {
     test.setTimeout(120_000); // in case the public write limit has to be waited out
     // A reader subscribes through the public API and follows the mailed link; the same address in another case is not a second subscriber.
     expect((await subscribe(request, publicAddress)).status()).toBe(202);
-    withServices(({ db, newsletter }) => newsletter.confirm(newsletterTokenFromOutbox(db, publicAddress, 'confirm')));
+    await withServices(({ db, newsletter }) => newsletter.confirm(newsletterTokenFromOutbox(db, publicAddress, 'confirm')));
     expect((await subscribe(request, publicAddress.toLowerCase())).status()).toBe(202);
 
     const newsletter = new NewsletterPage(page);

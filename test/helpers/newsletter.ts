@@ -19,7 +19,7 @@ export function newsletterTokenFromOutbox(db: Db, email: string, link: 'confirm'
 }
 
 /** Signs `email` up and follows the confirmation link from the outbox, as its owner would. */
-export function subscribeConfirmed(db: Db, newsletter: NewsletterService, email: string): void {
-  newsletter.requestSubscription(email);
-  newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+export async function subscribeConfirmed(db: Db, newsletter: NewsletterService, email: string): Promise<void> {
+  await newsletter.requestSubscription(email);
+  await newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
 }

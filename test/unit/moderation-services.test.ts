@@ -97,68 +97,68 @@ describe('submissions', () => {
 });
 
 describe('newsletter', () => {
-  const confirmedAt = (email: string, iso: string) => {
-    services.newsletter.requestSubscription(email);
+  const confirmedAt = async (email: string, iso: string) => {
+    await services.newsletter.requestSubscription(email);
     at(iso);
-    subscribeConfirmedToken(email);
+    await subscribeConfirmedToken(email);
   };
   const subscribeConfirmedToken = (email: string) => services.newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
 
-  it('exports confirmed subscribers oldest first with the confirmation time as subscribed_at', () => {
+  it('exports confirmed subscribers oldest first with the confirmation time as subscribed_at', async () => {
     at('2025-03-02T00:00:00.000Z');
-    confirmedAt('second@example.com', '2025-03-02T00:05:00.000Z');
+    await confirmedAt('second@example.com', '2025-03-02T00:05:00.000Z');
     at('2025-03-01T00:00:00.000Z');
-    confirmedAt('first@example.com', '2025-03-01T00:10:00.000Z');
-    services.newsletter.requestSubscription('not-yet@example.com');
-    expect(services.newsletter.exportCsv()).toBe(
+    await confirmedAt('first@example.com', '2025-03-01T00:10:00.000Z');
+    await services.newsletter.requestSubscription('not-yet@example.com');
+    expect(await services.newsletter.exportCsv()).toBe(
       'email,status,subscribed_at\r\n' +
         'first@example.com,subscribed,2025-03-01T00:10:00.000Z\r\n' +
         'second@example.com,subscribed,2025-03-02T00:05:00.000Z\r\n',
     );
   });
 
-  it('keeps one row per address in any case, and subscribes it only when confirmed', () => {
-    services.newsletter.requestSubscription('Case@Example.com');
-    services.newsletter.requestSubscription('case@example.COM');
-    expect(services.newsletter.counts()).toEqual({ pending: 1, subscribed: 0, unsubscribed: 0 });
-    expect(subscribeConfirmedToken('case@example.com')).toEqual({ email: 'Case@Example.com', status: 'subscribed' });
-    expect(services.newsletter.count()).toBe(1);
+  it('keeps one row per address in any case, and subscribes it only when confirmed', async () => {
+    await services.newsletter.requestSubscription('Case@Example.com');
+    await services.newsletter.requestSubscription('case@example.COM');
+    expect(await services.newsletter.counts()).toEqual({ pending: 1, subscribed: 0, unsubscribed: 0 });
+    expect(await subscribeConfirmedToken('case@example.com')).toEqual({ email: 'Case@Example.com', status: 'subscribed' });
+    expect(await services.newsletter.count()).toBe(1);
   });
 
-  it('mails an address at most 3 times an hour, however often it is asked for', () => {
+  it('mails an address at most 3 times an hour, however often it is asked for', async () => {
     const mailsTo = (email: string) =>
       (
         db.$client.prepare("SELECT count(*) AS n FROM mail_outbox WHERE to_address = ? AND kind LIKE 'newsletter.%'").get(email) as {
           n: number;
         }
       ).n;
-    for (let i = 0; i < 5; i++) services.newsletter.requestSubscription('flooded@example.com');
+    for (let i = 0; i < 5; i++) await services.newsletter.requestSubscription('flooded@example.com');
     expect(mailsTo('flooded@example.com')).toBe(3);
     at('2025-03-01T12:59:00.000Z');
-    services.newsletter.requestSubscription('flooded@example.com');
+    await services.newsletter.requestSubscription('flooded@example.com');
     expect(mailsTo('flooded@example.com')).toBe(3);
     at('2025-03-01T13:00:01.000Z');
-    services.newsletter.requestSubscription('flooded@example.com');
+    await services.newsletter.requestSubscription('flooded@example.com');
     expect(mailsTo('flooded@example.com')).toBe(4);
     // Subscribed addresses are capped the same way (their notices count).
-    subscribeConfirmedToken('flooded@example.com');
-    for (let i = 0; i < 5; i++) services.newsletter.requestSubscription('flooded@example.com');
+    await subscribeConfirmedToken('flooded@example.com');
+    for (let i = 0; i < 5; i++) await services.newsletter.requestSubscription('flooded@example.com');
     expect(mailsTo('flooded@example.com')).toBe(6);
   });
 
-  it('confirmation links expire after 48 hours, unsubscribe links after a year', () => {
-    services.newsletter.requestSubscription('late@example.com');
+  it('confirmation links expire after 48 hours, unsubscribe links after a year', async () => {
+    await services.newsletter.requestSubscription('late@example.com');
     const confirm = newsletterTokenFromOutbox(db, 'late@example.com', 'confirm');
     const unsubscribe = newsletterTokenFromOutbox(db, 'late@example.com', 'unsubscribe');
     at('2025-03-03T12:00:01.000Z');
-    expect(() => services.newsletter.confirm(confirm)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_token' }));
-    expect(services.newsletter.counts().pending).toBe(1);
+    await expect(services.newsletter.confirm(confirm)).rejects.toThrow(expect.objectContaining({ status: 400, code: 'invalid_token' }));
+    expect((await services.newsletter.counts()).pending).toBe(1);
     // A fresh link works; the unsubscribe link of the first mail still does, until a year has passed.
-    services.newsletter.requestSubscription('late@example.com');
-    subscribeConfirmedToken('late@example.com');
+    await services.newsletter.requestSubscription('late@example.com');
+    await subscribeConfirmedToken('late@example.com');
     at('2026-02-28T12:00:00.000Z');
-    expect(services.newsletter.unsubscribe(unsubscribe)).toEqual({ email: 'late@example.com', status: 'unsubscribed' });
+    expect(await services.newsletter.unsubscribe(unsubscribe)).toEqual({ email: 'late@example.com', status: 'unsubscribed' });
     at('2026-03-01T12:00:01.000Z');
-    expect(() => services.newsletter.unsubscribe(unsubscribe)).toThrow(expect.objectContaining({ code: 'invalid_token' }));
+    await expect(services.newsletter.unsubscribe(unsubscribe)).rejects.toThrow(expect.objectContaining({ code: 'invalid_token' }));
   });
 });

@@ -36,7 +36,7 @@ export const newsletterRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      services.newsletter.requestSubscription(request.body.email);
+      await services.newsletter.requestSubscription(request.body.email);
       return reply.code(202).send({ email: request.body.email, status: 'confirmation_sent' });
     },
   );
