@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src-api/modules/accounts/passwords';
 import { subscribeConfirmed } from '../helpers/newsletter';
 import { startSmtpReceiver, tokenFromMail, type ReceivedMail, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
@@ -132,9 +133,21 @@ describe('POST /newsletter: double opt-in', () => {
       }
       const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
       const [knownMs, freshMs] = [median(known), median(fresh)];
+      // The yardstick, measured on the same machine now: a password hash, the slow step that would give a
+      // new address away (argon2id, tens of ms). Under a parallel test run both medians wander by a few ms.
+      const hashes: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const start = performance.now();
+        await hashPassword('a password that is only timed');
+        hashes.push(performance.now() - start);
+      }
+      const hashMs = median(hashes);
       // One lookup, token rows and one queued mail in one transaction either way (no slow hash on either
-      // path): measured 0.24 ms and 0.25 ms. A password-hash-sized step (tens of ms) would show.
-      expect(Math.abs(knownMs - freshMs), `median ${knownMs.toFixed(3)} ms known, ${freshMs.toFixed(3)} ms new`).toBeLessThan(1);
+      // path): measured 0.24 ms and 0.25 ms on a quiet machine.
+      expect(
+        Math.abs(knownMs - freshMs),
+        `median ${knownMs.toFixed(3)} ms known, ${freshMs.toFixed(3)} ms new, a password hash ${hashMs.toFixed(1)} ms`,
+      ).toBeLessThan(Math.max(1, hashMs / 4));
     } finally {
       await local.close();
     }

@@ -54,16 +54,14 @@ describe.each(stores.dialects)('agent reads on $dialect', ({ open }) => {
     reads = createAgentReads({ store, profileCacheEntries: 100 });
     const { agents } = store.t;
     await store.run(
-      store.db
-        .insert(agents)
-        .values([
-          // Names in an order a natural-language collation sorts differently from bytes ("b" before "Z" there).
-          row('agt_a', { name: 'Zeta', trustScore: 40, type: 'coding', createdAt: T(1), ratingCount: 0, ratingSum: 0 }),
-          row('agt_b', { name: 'beta', trustScore: 80, type: 'research', createdAt: T(2), ratingCount: 2, ratingSum: 10 }),
-          row('agt_c', { name: 'Alpha 50%_off', trustScore: 60, type: 'coding', createdAt: T(3), ratingCount: 50, ratingSum: 240 }),
-          row('agt_D', { name: 'delta', trustScore: 60, type: 'coding', createdAt: T(4), ratingCount: 1, ratingSum: 5 }),
-          row('agt_hidden', { name: 'Hidden', listed: false, trustScore: 99, createdAt: T(5) }),
-        ]),
+      store.db.insert(agents).values([
+        // Names in an order a natural-language collation sorts differently from bytes ("b" before "Z" there).
+        row('agt_a', { name: 'Zeta', trustScore: 40, type: 'coding', createdAt: T(1), ratingCount: 0, ratingSum: 0 }),
+        row('agt_b', { name: 'beta', trustScore: 80, type: 'research', createdAt: T(2), ratingCount: 2, ratingSum: 10 }),
+        row('agt_c', { name: 'Alpha 50%_off', trustScore: 60, type: 'coding', createdAt: T(3), ratingCount: 50, ratingSum: 240 }),
+        row('agt_D', { name: 'delta', trustScore: 60, type: 'coding', createdAt: T(4), ratingCount: 1, ratingSum: 5 }),
+        row('agt_hidden', { name: 'Hidden', listed: false, trustScore: 99, createdAt: T(5) }),
+      ]),
     );
   });
 
