@@ -19,12 +19,12 @@ import type { Page } from '../../lib/schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { MailService } from '../mail/mail.service';
 import type { Account, AdminAccount, ListAccountsQuery, SignUpInput } from './accounts.schemas';
-import { accounts, type AccountRole, type AccountRow } from './accounts.table';
+import { accounts, oneTimeTokens, type AccountRole, type AccountRow } from './accounts.table';
 import { accountMails } from './account-mails';
 import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords';
 import { createSessions } from './sessions';
 import type { SignInLimits } from './sign-in-limiter';
-import { createOneTimeTokens, createSyncOneTimeTokens } from './tokens';
+import { createOneTimeTokens } from './tokens';
 
 const HOUR = 60 * 60_000;
 const VERIFY_TTL_MS = 24 * HOUR;
@@ -88,8 +88,6 @@ export function createAccountsService({
   signInLimits: limiter,
 }: AccountsServiceDeps) {
   const tokens = createOneTimeTokens({ store, clock, ids });
-  // close() still runs in a sync transaction (its hooks are other modules' sync writes): its token delete too.
-  const syncTokens = createSyncOneTimeTokens({ db, clock, ids });
   const sessions = createSessions({ store, clock, ids, config: config.accounts });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
@@ -297,7 +295,8 @@ export function createAccountsService({
         const row = requireRow(id);
         const actor = accountActor(row);
         for (const hook of closeHooks) hook(id, actor);
-        syncTokens.deleteForSubject(id);
+        // Still a sync transaction (its hooks are other modules' sync writes): the tokens go with a sync delete.
+        db.delete(oneTimeTokens).where(eq(oneTimeTokens.subjectId, id)).run();
         db.delete(accounts).where(eq(accounts.id, id)).run(); // sessions cascade; owned records keep a null owner
         audit.record({ actor, action: 'account.close', entityType: 'account', entityId: id, before: toAdminAccount(row) });
       });
