@@ -109,6 +109,7 @@ export function createServices({
   const agentCards = createAgentCardRefresher({ agents, safeFetch, clock });
   const claims = createClaimsService({
     ...base,
+    store,
     agents,
     audit,
     events,
@@ -118,13 +119,13 @@ export function createServices({
     forgeRawBases: config.forgeRawBases,
     recheckIntervalMs: config.ownershipRecheckIntervalMs,
     recheckStrikes: config.ownershipRecheckStrikes,
-    accountOf: (accountId) => accounts.findSync(accountId),
-    queueMail: (message) => void mail.queue(message),
+    accountOf: (accountId) => accounts.find(accountId),
+    queueMail: (message) => mail.queueInTransaction(message),
     quotas: config.rateLimit.enabled,
   });
   // What owners do to their agents (all through the agents write path), and the queue of their renames.
-  const owners = createOwnersService({ ...base, agents, audit });
-  const editRequests = createEditRequestsService({ db, clock, agents, audit, accountOf: (accountId) => accounts.findSync(accountId) });
+  const owners = createOwnersService({ ...base, store, agents, audit });
+  const editRequests = createEditRequestsService({ store, clock, agents, audit, accountOf: (accountId) => accounts.find(accountId) });
   const reports = createReportsService({ ...base, store, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, store, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, store, events, audit });

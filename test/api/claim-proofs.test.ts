@@ -157,7 +157,7 @@ describe('repository-file on the forges', () => {
     const response = await server.post('/claims', { agent_id: agentId, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(response.status).toBe(422);
     expect(await json(response)).toMatchObject({ code: 'unprovable_source' });
-    expect(server.services.claims.list({ page: 1, limit: 10, agent_id: agentId }).total).toBe(0);
+    expect((await server.services.claims.list({ page: 1, limit: 10, agent_id: agentId })).total).toBe(0);
   });
 });
 
@@ -225,7 +225,7 @@ describe('dns-txt and well-known on other hosts', () => {
 
 describe('claims on what cannot be claimed, and quotas', () => {
   it('404s an unknown agent and an unlisted one; nothing is written', async () => {
-    const before = server.services.claims.countPending();
+    const before = await server.services.claims.countPending();
     const unknown = await server.post('/claims', { agent_id: 'no-such-agent', claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unknown.status).toBe(404);
     const hidden = agentAt(`https://github.com/hidden/bot-${counter}`);
@@ -233,7 +233,7 @@ describe('claims on what cannot be claimed, and quotas', () => {
     const unlisted = await server.post('/claims', { agent_id: hidden, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unlisted.status).toBe(404);
     expect((await json(unlisted)).code).toBe('not_found');
-    expect(server.services.claims.countPending()).toBe(before);
+    expect(await server.services.claims.countPending()).toBe(before);
   });
 
   it('at most 5 pending claims per client: the 6th is 409 quota_exceeded; verifying one makes room', async () => {

@@ -158,13 +158,13 @@ describe('POST /claims', () => {
   ])('400s a body with %s', async (_name, change, pointer) => {
     const target = await startTarget();
     const body = { agent_id: agentOn(target), claimant_name: 'Ada', claimant_email: 'ada@example.com', ...change };
-    const before = server.services.claims.list({ page: 1, limit: 1 }).total;
+    const before = (await server.services.claims.list({ page: 1, limit: 1 })).total;
     const response = await server.post('/claims', body);
     expect(response.status).toBe(400);
     const problem = await json(response);
     expect(problem.code).toBe('validation_failed');
     expect(problem.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
-    expect(server.services.claims.list({ page: 1, limit: 1 }).total).toBe(before);
+    expect((await server.services.claims.list({ page: 1, limit: 1 })).total).toBe(before);
   });
 
   it('400s an empty body', async () => {
@@ -474,7 +474,7 @@ describe('moderation (console service)', () => {
     const agentId = agentOn(target);
     const claim = await createClaim(agentId);
     const { claims } = server.services;
-    const full = claims.get(claim.id);
+    const full = await claims.get(claim.id);
     expect(full).toMatchObject({
       id: claim.id,
       agent_id: agentId,
@@ -483,23 +483,23 @@ describe('moderation (console service)', () => {
       verification: { token: claim.verification.token },
       version: 1,
     });
-    const page = claims.list({ page: 1, limit: 100, status: 'pending', agent_id: agentId });
+    const page = await claims.list({ page: 1, limit: 100, status: 'pending', agent_id: agentId });
     expect(page.items.map((c) => c.id)).toEqual([claim.id]);
     expect(page.total).toBe(1);
-    expect(claims.countPending()).toBeGreaterThanOrEqual(1);
-    expect(claims.list({ page: 1, limit: 100 }).items.every((c) => typeof c.claimant_email === 'string')).toBe(true);
+    expect(await claims.countPending()).toBeGreaterThanOrEqual(1);
+    expect((await claims.list({ page: 1, limit: 100 })).items.every((c) => typeof c.claimant_email === 'string')).toBe(true);
   });
 
   it('verifies manually with the same events, audited', async () => {
     const target = await startTarget();
     const agentId = agentOn(target);
     const claim = await createClaim(agentId);
-    const pendingBefore = server.services.claims.countPending();
-    const result = server.services.claims.verifyManually(claim.id, 'mod:alice', 'Confirmed by e-mail from the repo owner', {
+    const pendingBefore = await server.services.claims.countPending();
+    const result = await server.services.claims.verifyManually(claim.id, 'mod:alice', 'Confirmed by e-mail from the repo owner', {
       expectedVersion: 1,
     });
     expect(result).toMatchObject({ status: 'verified', verified_by: 'manual', version: 2 });
-    expect(server.services.claims.countPending()).toBe(pendingBefore - 1);
+    expect(await server.services.claims.countPending()).toBe(pendingBefore - 1);
     expect((await json(await server.api(`/agents/${agentId}`))).verified).toBe(true);
     expect(eventsFor(server, (data) => data.agent_id === agentId)).toEqual(
       expect.arrayContaining([
@@ -524,7 +524,7 @@ describe('moderation (console service)', () => {
     const target = await startTarget();
     const agentId = agentOn(target);
     const claim = await createClaim(agentId);
-    const result = server.services.claims.reject(claim.id, 'The e-mail domain does not match the repository', 'mod:bob');
+    const result = await server.services.claims.reject(claim.id, 'The e-mail domain does not match the repository', 'mod:bob');
     expect(result.status).toBe('rejected');
     const publicView = await json(await server.api(`/claims/${claim.id}`));
     expect(publicView).toMatchObject({ status: 'rejected', reason: 'The e-mail domain does not match the repository' });
@@ -534,34 +534,22 @@ describe('moderation (console service)', () => {
       action: 'claim.reject',
     });
     expect((await verify(claim.id)).status).toBe(409);
-    expect(() => server.services.claims.reject(claim.id, 'again', 'mod:bob')).toThrowError(/already rejected/);
+    await expect(server.services.claims.reject(claim.id, 'again', 'mod:bob')).rejects.toThrowError(/already rejected/);
   });
 
   it('refuses a blank reason and a stale version', async () => {
     const target = await startTarget();
     const claim = await createClaim(agentOn(target));
     const { claims } = server.services;
-    const blank = (() => {
-      try {
-        claims.reject(claim.id, '   ', 'mod:bob');
-      } catch (error) {
-        return error;
-      }
-    })();
+    const blank = await claims.reject(claim.id, '   ', 'mod:bob').catch((error: unknown) => error);
     expect(blank).toBeInstanceOf(AppError);
     expect((blank as AppError).code).toBe('validation_failed');
 
     await verify(claim.id); // a failed check still bumps the version (last_check changed)
-    const stale = (() => {
-      try {
-        claims.verifyManually(claim.id, 'mod:alice', undefined, { expectedVersion: 1 });
-      } catch (error) {
-        return error;
-      }
-    })();
+    const stale = await claims.verifyManually(claim.id, 'mod:alice', undefined, { expectedVersion: 1 }).catch((error: unknown) => error);
     expect(stale).toBeInstanceOf(AppError);
     expect((stale as AppError).code).toBe('stale_version');
-    expect(claims.get(claim.id).status).toBe('pending');
+    expect((await claims.get(claim.id)).status).toBe('pending');
   });
 
   it('checks now on a moderator’s behalf, auditing the result', async () => {
@@ -577,7 +565,7 @@ describe('moderation (console service)', () => {
     );
     expect(failed).toBeInstanceOf(AppError);
     expect((failed as AppError).code).toBe('verification_failed');
-    expect(claims.get(claim.id)).toMatchObject({ status: 'pending', last_check: { ok: false }, version: 2 });
+    expect(await claims.get(claim.id)).toMatchObject({ status: 'pending', last_check: { ok: false }, version: 2 });
 
     token = claim.verification.token;
     const verified = await claims.verifyNow(claim.id, 'mod:carol', { expectedVersion: 2 });

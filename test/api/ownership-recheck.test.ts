@@ -65,7 +65,7 @@ async function ownedAgent() {
   const agent = services.agents.create(agentInput({ name: `Rechecked ${counter}`, source_url: `https://github.com/acme/re-${counter}` }), {
     emitEvents: false,
   });
-  const claim = services.claims.create(
+  const claim = await services.claims.create(
     { agent_id: agent.id, claimant_name: 'Owner', claimant_email: `owner${counter}@recheck.test` },
     { accountId: account.id },
   );
@@ -88,9 +88,9 @@ describe('ownership re-checks', () => {
     advance(INTERVAL + 1);
     files.delete(proof);
     expect(await services.claims.recheckDue()).toMatchObject({ checked: 1, failed: 1 });
-    expect(services.claims.get(claimId).last_check).toMatchObject({ ok: false });
+    expect((await services.claims.get(claimId)).last_check).toMatchObject({ ok: false });
 
-    files.set(proof, services.claims.get(claimId).verification.token);
+    files.set(proof, (await services.claims.get(claimId)).verification.token);
     advance(INTERVAL + 1);
     expect(await services.claims.recheckDue()).toMatchObject({ checked: 1, held: 1 });
     expect(claimRow(claimId).recheckFailures).toBe(0);
@@ -140,8 +140,8 @@ describe('ownership re-checks', () => {
         emitEvents: false,
       },
     );
-    const claim = services.claims.create({ agent_id: agent.id, claimant_name: 'M', claimant_email: 'm@recheck.test' });
-    services.claims.verifyManually(claim.id, 'mod');
+    const claim = await services.claims.create({ agent_id: agent.id, claimant_name: 'M', claimant_email: 'm@recheck.test' });
+    await services.claims.verifyManually(claim.id, 'mod');
     const before = claimRow(claim.id);
     advance(INTERVAL * 4);
     await services.claims.recheckDue();

@@ -88,7 +88,7 @@ describe('pending claims and submissions per client', () => {
     const sixth = await claim(target, '192.0.2.50');
     expect(sixth.status).toBe(409);
     expect(await json(sixth)).toMatchObject({ code: 'quota_exceeded' });
-    expect(server.services.claims.list({ page: 1, limit: 100, agent_id: target }).total).toBe(0);
+    expect((await server.services.claims.list({ page: 1, limit: 100, agent_id: target })).total).toBe(0);
     expect((await claim(target, '192.0.2.51')).status).toBe(201);
   });
 

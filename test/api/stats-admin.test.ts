@@ -34,7 +34,7 @@ describe('stats.overview', () => {
     await services.submissions.submit(
       submissionInputSchema.parse({ name: 'Pending One', tagline: 'Waits', source_url: 'https://example.com/pending-one' }),
     );
-    services.claims.create({ agent_id: agent.id, claimant_name: 'Owner', claimant_email: 'owner@example.com' });
+    await services.claims.create({ agent_id: agent.id, claimant_name: 'Owner', claimant_email: 'owner@example.com' });
     const healthy = services.webhooks.add({ url: 'https://example.com/healthy' }, { actor: 'test' });
     const failing = services.webhooks.add({ url: 'https://example.com/failing' }, { actor: 'test' });
     const disabled = services.webhooks.add({ url: 'https://example.com/disabled' }, { actor: 'test' });

@@ -811,13 +811,13 @@ export interface ClientExampleServer {
  */
 export async function startClientExampleServer(): Promise<ClientExampleServer> {
   const state: { server?: TestServer } = {};
-  const site = http.createServer((request, response) => {
+  const site = http.createServer(async (request, response) => {
     const server = state.server;
     if (request.url !== '/.well-known/agent-directory-claim.txt' || !server) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    const pending = server.services.claims.list({ status: 'pending', page: 1, limit: 100 }).items;
+    const pending = (await server.services.claims.list({ status: 'pending', page: 1, limit: 100 })).items;
     response.writeHead(200, { 'content-type': 'text/plain' }).end(pending.map((claim) => claim.verification.token).join('\n'));
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));

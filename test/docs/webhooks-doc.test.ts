@@ -165,7 +165,11 @@ describe(`${DOC}: examples against real deliveries`, () => {
     const owned = services.agents.create(agentInput({ name: registered.name, source_url: `${siteOrigin}/lint-buddy` }), {
       emitEvents: false,
     });
-    const claim = services.claims.create({ agent_id: owned.id, claimant_name: claimed.claimant_name, claimant_email: 'owner@example.com' });
+    const claim = await services.claims.create({
+      agent_id: owned.id,
+      claimant_name: claimed.claimant_name,
+      claimant_email: 'owner@example.com',
+    });
     tokens.push(claim.verification.token);
     await services.claims.verify(claim.id);
 

@@ -274,11 +274,6 @@ export function createAccountsService({
       return findById(id);
     },
 
-    /** `find` for callers inside sync transactions (claims, edit requests: not ported yet). */
-    findSync(id: string): AccountRow | undefined {
-      return byId(id);
-    },
-
     rename(id: string, name: string): Account {
       return inTransaction(db, () => {
         const row = requireRow(id);

@@ -1,5 +1,5 @@
 import { and, eq, ne } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { ValidationError, VerificationFailedError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { DnsResolver } from '../../lib/dns-resolver';
@@ -9,7 +9,7 @@ import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
 import type { ClaimRows, ModeratorOptions } from './claim-rows';
 import { toLastCheckView } from './claim-views';
-import { claims, type ClaimCheckResult, type ClaimRow, type ProofMethod, type ProofResult } from './claims.table';
+import type { ClaimCheckResult, ClaimRow, ProofMethod, ProofResult } from './claims.table';
 import { createProofChecker } from './proof-methods';
 
 const SUPERSEDED_REASON = 'Another ownership claim for this agent was verified';
@@ -17,7 +17,7 @@ const SUPERSEDED_REASON = 'Another ownership claim for this agent was verified';
 export const SYSTEM_ACTOR = 'system';
 
 export interface ClaimDecisionsDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   agents: AgentsService;
   audit: AuditService;
@@ -30,7 +30,7 @@ export interface ClaimDecisionsDeps {
   verifyTimeoutMs: number;
   verifyMaxBytes: number;
   recheckIntervalMs: number;
-  accountOf: (accountId: string) => { name: string; email: string } | undefined;
+  accountOf: (accountId: string) => Promise<{ name: string; email: string } | undefined>;
 }
 
 /**
@@ -38,7 +38,7 @@ export interface ClaimDecisionsDeps {
  * verified mark, the owner, `claim.approved`, competing claims rejected as superseded), or rejected.
  */
 export function createClaimDecisions({
-  db,
+  store,
   clock,
   agents,
   audit,
@@ -52,7 +52,7 @@ export function createClaimDecisions({
   recheckIntervalMs,
   accountOf,
 }: ClaimDecisionsDeps) {
-  const { requireRow, requirePending, writeChanges } = rows;
+  const { requireRow, lockRow, requirePending, writeChanges } = rows;
   const checkProof = createProofChecker({ resolver, fetch, timeoutMs: verifyTimeoutMs, maxBytes: verifyMaxBytes });
 
   /** Checks every method at once; passes when any holds. Never throws for what the targets do. */
@@ -76,16 +76,30 @@ export function createClaimDecisions({
   };
 
   /**
-   * Verifies `current` (pending) and does everything that goes with it. Call inside a transaction:
-   * the claim, `claim.approved`, the agent's verified mark (`agent.verified`) and the audit entries
-   * are committed together. Other pending claims for the same agent are rejected as superseded.
+   * The claim `id` read for a decision, inside the deciding transaction. Its agent's row is
+   * locked first (FOR UPDATE on PostgreSQL): two claims on one agent decided at once queue on
+   * it, so the second sees itself superseded by the first rather than both verifying; new
+   * claims on the agent (claims.service) take the same lock.
    */
-  const approve = (
+  const lockForDecision = async (id: string): Promise<ClaimRow> => {
+    const { agents } = store.t;
+    const { agentId } = await requireRow(id);
+    await store.first(store.forUpdate(store.db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)).limit(1)));
+    return lockRow(id);
+  };
+
+  /**
+   * Verifies `current` (pending, read by lockForDecision) and does everything that goes with it.
+   * Call inside a store transaction: the claim, `claim.approved`, the agent's verified mark
+   * (`agent.verified`) and the audit entries are committed together. Other pending claims for the
+   * same agent are rejected as superseded.
+   */
+  const approve = async (
     current: ClaimRow,
     how: { verifiedBy: 'automatic' | 'manual'; actor?: string; note?: string; changes?: Partial<ClaimRow> },
-  ): ClaimRow => {
+  ): Promise<ClaimRow> => {
     const now = isoNow(clock);
-    const next = writeChanges(current, {
+    const next = await writeChanges(current, {
       ...how.changes,
       status: 'verified',
       verifiedBy: how.verifiedBy,
@@ -94,29 +108,34 @@ export function createClaimDecisions({
       nextRecheckAt: how.verifiedBy === 'automatic' ? new Date(clock.now().getTime() + recheckIntervalMs).toISOString() : null,
       recheckFailures: 0,
     });
-    events.record('claim.approved', {
+    await events.recordInTransaction('claim.approved', {
       claim_id: next.id,
       agent_id: next.agentId,
       claimant_name: next.claimantName,
       method: how.verifiedBy === 'automatic' ? (next.verifiedMethod ?? 'well-known') : 'manual',
     });
     // A claim made with an account makes that account the owner; an anonymous one only verifies the agent.
-    const ownerName = next.accountId ? accountOf(next.accountId)?.name : undefined;
-    agents.setVerified(next.agentId, true, {
+    const ownerName = next.accountId ? (await accountOf(next.accountId))?.name : undefined;
+    await agents.edits.setVerified(next.agentId, true, {
       via: 'claim',
       actor: how.actor,
       ...(next.accountId && ownerName !== undefined && { owner: { accountId: next.accountId, name: ownerName } }),
     });
 
-    const others = db
-      .select()
-      .from(claims)
-      .where(and(eq(claims.agentId, next.agentId), eq(claims.status, 'pending'), ne(claims.id, next.id)))
-      .all();
+    const { claims } = store.t;
+    // Locked: a moderator rejecting one of them at this moment goes first, and it is then no longer pending.
+    const others = await store.rows(
+      store.forUpdate(
+        store.db
+          .select()
+          .from(claims)
+          .where(and(eq(claims.agentId, next.agentId), eq(claims.status, 'pending'), ne(claims.id, next.id))),
+      ),
+    );
     for (const other of others) {
-      const rejected = writeChanges(other, { status: 'rejected', reason: `${SUPERSEDED_REASON} (${next.id})`, decidedAt: now });
+      const rejected = await writeChanges(other, { status: 'rejected', reason: `${SUPERSEDED_REASON} (${next.id})`, decidedAt: now });
       // The service did this, not whoever verified the winning claim.
-      audit.record({
+      await audit.recordInTransaction({
         actor: SYSTEM_ACTOR,
         action: 'claim.reject',
         entityType: 'claim',
@@ -126,7 +145,7 @@ export function createClaimDecisions({
       });
     }
     if (how.actor) {
-      audit.record({
+      await audit.recordInTransaction({
         actor: how.actor,
         action: 'claim.verify',
         entityType: 'claim',
@@ -144,16 +163,16 @@ export function createClaimDecisions({
    * failed one, so claimants and moderators see what was found) before a failure is thrown.
    */
   const runCheck = async (id: string, options: ModeratorOptions & { actor?: string }): Promise<ClaimRow> => {
-    const before = requireRow(id);
+    const before = await requireRow(id);
     requirePending(before, options);
     // The proofs follow the agent's current source, so a claim made before the source moved
     // cannot be proven on the old host.
-    const agent = agents.findRow(before.agentId);
+    const agent = await agents.findRowAsync(before.agentId);
     const methods = agent ? methodsOf(agent.sourceUrl, before.token) : before.methods;
     const lastCheck = await checkAll(methods, before.token);
 
-    const row = inTransaction(db, () => {
-      const current = requireRow(id);
+    const row = await store.transaction(async () => {
+      const current = await lockForDecision(id);
       // Someone else may have decided (or checked) the claim while we were checking.
       requirePending(current, { expectedVersion: options.expectedVersion === undefined ? undefined : before.version });
       const changes: Partial<ClaimRow> = {
@@ -163,9 +182,9 @@ export function createClaimDecisions({
         ...(lastCheck.ok ? { verifiedMethod: lastCheck.method } : {}),
       };
       if (lastCheck.ok) return approve(current, { verifiedBy: 'automatic', actor: options.actor, changes });
-      const next = writeChanges(current, changes);
+      const next = await writeChanges(current, changes);
       if (options.actor) {
-        audit.record({
+        await audit.recordInTransaction({
           actor: options.actor,
           action: 'claim.check',
           entityType: 'claim',
@@ -185,25 +204,25 @@ export function createClaimDecisions({
     runCheck,
 
     /** A moderator vouches for the claim without the well-known file (verified_by "manual"). */
-    verifyManually(id: string, actor: string, note?: string, options: ModeratorOptions = {}): ClaimRow {
-      return inTransaction(db, () => {
-        const current = requireRow(id);
+    verifyManually(id: string, actor: string, note?: string, options: ModeratorOptions = {}): Promise<ClaimRow> {
+      return store.transaction(async () => {
+        const current = await lockForDecision(id);
         requirePending(current, options);
         return approve(current, { verifiedBy: 'manual', actor, note: note?.trim() || undefined });
       });
     },
 
     /** A moderator turns the claim down; the reason is shown to the claimant. */
-    reject(id: string, reason: string, actor: string, options: ModeratorOptions = {}): ClaimRow {
+    async reject(id: string, reason: string, actor: string, options: ModeratorOptions = {}): Promise<ClaimRow> {
       const trimmed = reason.trim();
       if (!trimmed) throw new ValidationError('A reason is required to reject a claim', [{ pointer: '/reason', detail: 'is required' }]);
       if (trimmed.length > 1000)
         throw new ValidationError('The reason is too long', [{ pointer: '/reason', detail: 'at most 1,000 characters' }]);
-      return inTransaction(db, () => {
-        const current = requireRow(id);
+      return store.transaction(async () => {
+        const current = await lockRow(id);
         requirePending(current, options);
-        const next = writeChanges(current, { status: 'rejected', reason: trimmed, decidedAt: isoNow(clock) });
-        audit.record({
+        const next = await writeChanges(current, { status: 'rejected', reason: trimmed, decidedAt: isoNow(clock) });
+        await audit.recordInTransaction({
           actor,
           action: 'claim.reject',
           entityType: 'claim',

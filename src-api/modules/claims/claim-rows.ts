@@ -1,11 +1,11 @@
 import { and, count, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { ConflictError, NotFoundError, StaleVersionError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { AgentsService } from '../agents/agents.service';
 import { toNewClaim } from './claim-views';
 import type { AdminClaim } from './claims.schemas';
-import { claims, type ClaimRow } from './claims.table';
+import type { ClaimRow } from './claims.table';
 
 export interface ModeratorOptions {
   /** The claim version the moderator last saw; a different current version is a 409 stale_version. */
@@ -13,20 +13,33 @@ export interface ModeratorOptions {
 }
 
 export interface ClaimRowsDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   agents: AgentsService;
 }
 
 /**
- * The claims table as the claims service's jobs share it: reading a row, the checks before a
- * decision, the one write of a claim (version and updated_at bumped), and the moderators' view.
+ * The claims table as the claims service's jobs share it: reading a row (locked, for a
+ * decision), the checks before a decision, the one write of a claim (version and
+ * updated_at bumped), and the moderators' view. Async, through the Store.
  */
-export function createClaimRows({ db, clock, agents }: ClaimRowsDeps) {
-  const findRow = (id: string): ClaimRow | undefined => db.select().from(claims).where(eq(claims.id, id)).get();
+export function createClaimRows({ store, clock, agents }: ClaimRowsDeps) {
+  const byId = (id: string) => store.db.select().from(store.t.claims).where(eq(store.t.claims.id, id)).limit(1);
 
-  const requireRow = (id: string): ClaimRow => {
-    const row = findRow(id);
+  const findRow = (id: string): Promise<ClaimRow | undefined> => store.first(byId(id));
+
+  const requireRow = async (id: string): Promise<ClaimRow> => {
+    const row = await findRow(id);
+    if (!row) throw new NotFoundError('Claim', id);
+    return row;
+  };
+
+  /**
+   * The row read for a decision, inside the deciding transaction: locked on PostgreSQL (FOR
+   * UPDATE), so two decisions on one claim queue and the second sees the first's outcome.
+   */
+  const lockRow = async (id: string): Promise<ClaimRow> => {
+    const row = await store.first(store.forUpdate(byId(id)));
     if (!row) throw new NotFoundError('Claim', id);
     return row;
   };
@@ -37,39 +50,48 @@ export function createClaimRows({ db, clock, agents }: ClaimRowsDeps) {
       throw new ConflictError(`Claim "${row.id}" is already ${row.status}; only a pending claim can be verified or rejected`);
   };
 
-  /** Writes `changes`, bumping version and updated_at. Call inside a transaction. */
-  const writeChanges = (current: ClaimRow, changes: Partial<ClaimRow>): ClaimRow => {
+  /** Writes `changes`, bumping version and updated_at. Call inside a store transaction, on a locked row. */
+  const writeChanges = async (current: ClaimRow, changes: Partial<ClaimRow>): Promise<ClaimRow> => {
     const next: ClaimRow = { ...current, ...changes, version: current.version + 1, updatedAt: isoNow(clock) };
-    db.update(claims).set(next).where(eq(claims.id, current.id)).run();
+    await store.run(store.db.update(store.t.claims).set(next).where(eq(store.t.claims.id, current.id)));
     return next;
   };
 
   /** Pending claims per agent, for the agents of `rows`. */
-  const pendingByAgent = (rows: readonly ClaimRow[]): Map<string, number> => {
+  const pendingByAgent = async (rows: readonly ClaimRow[]): Promise<Map<string, number>> => {
     const agentIds = [...new Set(rows.map((row) => row.agentId))];
     if (agentIds.length === 0) return new Map();
-    const counted = db
-      .select({ agentId: claims.agentId, n: count() })
-      .from(claims)
-      .where(and(eq(claims.status, 'pending'), inArray(claims.agentId, agentIds)))
-      .groupBy(claims.agentId)
-      .all();
+    const { claims } = store.t;
+    const counted = await store.rows(
+      store.db
+        .select({ agentId: claims.agentId, n: count() })
+        .from(claims)
+        .where(and(eq(claims.status, 'pending'), inArray(claims.agentId, agentIds)))
+        .groupBy(claims.agentId),
+    );
     return new Map(counted.map((entry) => [entry.agentId, entry.n]));
   };
 
   /** The console's view: everything, with the agent's name and how many other claims on it wait. */
-  const toAdminClaims = (rows: readonly ClaimRow[]): AdminClaim[] => {
-    const pending = pendingByAgent(rows);
+  const toAdminClaims = async (rows: readonly ClaimRow[]): Promise<AdminClaim[]> => {
+    const pending = await pendingByAgent(rows);
+    const names = new Map<string, string | null>();
+    for (const agentId of new Set(rows.map((row) => row.agentId))) names.set(agentId, (await agents.findRowAsync(agentId))?.name ?? null);
     return rows.map((row) => {
       const { instructions: _instructions, ...verification } = toNewClaim(row).verification;
       const competing = (pending.get(row.agentId) ?? 0) - (row.status === 'pending' ? 1 : 0);
-      const agentName = agents.findRow(row.agentId)?.name ?? null;
-      return { ...toNewClaim(row), agent_name: agentName, competing_claims: competing, verification, version: row.version };
+      return {
+        ...toNewClaim(row),
+        agent_name: names.get(row.agentId) ?? null,
+        competing_claims: competing,
+        verification,
+        version: row.version,
+      };
     });
   };
-  const toAdminClaim = (row: ClaimRow): AdminClaim => toAdminClaims([row])[0]!;
+  const toAdminClaim = async (row: ClaimRow): Promise<AdminClaim> => (await toAdminClaims([row]))[0]!;
 
-  return { findRow, requireRow, requirePending, writeChanges, toAdminClaims, toAdminClaim };
+  return { findRow, requireRow, lockRow, requirePending, writeChanges, toAdminClaims, toAdminClaim };
 }
 
 export type ClaimRows = ReturnType<typeof createClaimRows>;

@@ -10,8 +10,8 @@ const expectedVersion = z.number().int().positive().optional();
 /** Ownership claims: the evidence, the well-known check, and the moderator's decision. */
 export const claimsRouter = router({
   /** Newest first, up to 100 per page, optionally of one status or agent. */
-  list: adminProcedure.input(listClaimsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.claims.list(input);
+  list: adminProcedure.input(listClaimsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.claims.list(input);
     return { claims: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 

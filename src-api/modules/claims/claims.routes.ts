@@ -38,7 +38,7 @@ export const claimsRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const accountId = (await writerAccountId(services, request)) ?? undefined;
-      return reply.status(201).send(services.claims.create(request.body, { clientKey: quotaClientKey(request.ip), accountId }));
+      return reply.status(201).send(await services.claims.create(request.body, { clientKey: quotaClientKey(request.ip), accountId }));
     },
   );
 

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import { byteOrder } from '../../db/dialect-sql';
+import type { Store } from '../../db/store';
 import { AppError, ConflictError, QuotaExceededError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import { randomToken, type IdGenerator } from '../../lib/ids';
@@ -13,7 +14,7 @@ import { createClaimDecisions } from './claim-decisions';
 import { createClaimRows, type ModeratorOptions } from './claim-rows';
 import { toNewClaim, toPublicClaim } from './claim-views';
 import { type AdminClaim, type CreateClaimInput, type ListClaimsQuery, type NewClaim, type PublicClaim } from './claims.schemas';
-import { claims, type ClaimRow, type ClaimStatus, type ProofMethod } from './claims.table';
+import type { ClaimRow, ClaimStatus, ProofMethod } from './claims.table';
 import { createOwnershipRecheck } from './ownership-recheck';
 import { proofMethodsFor } from './proof-methods';
 import type { QueueMailInput } from '../mail/mail.service';
@@ -29,7 +30,7 @@ export { SYSTEM_ACTOR } from './claim-decisions';
  */
 
 export interface ClaimsServiceDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   agents: AgentsService;
@@ -51,11 +52,11 @@ export interface ClaimsServiceDeps {
   /** Enforce the quotas of contract section 3 (off with the rate limits). */
   quotas: boolean;
   /** The account a verified claim makes owner, as profiles and mails name it (undefined once the account is gone). */
-  accountOf: (accountId: string) => { name: string; email: string } | undefined;
+  accountOf: (accountId: string) => Promise<{ name: string; email: string } | undefined>;
   /** Failed re-checks in a row that take the agent's verified mark away (`config.ownershipRecheckStrikes`). */
   recheckStrikes: number;
-  /** Queues a mail in the caller's transaction (MailService.queue). */
-  queueMail: (mail: QueueMailInput) => void;
+  /** Queues a mail in the caller's store transaction (MailService.queueInTransaction). */
+  queueMail: (mail: QueueMailInput) => Promise<unknown>;
 }
 
 /** Who is asking, for quotas and ownership. */
@@ -85,7 +86,7 @@ export const DEFAULT_VERIFY_MAX_BYTES = 64 * 1024;
 export const CLAIM_TOKEN_PREFIX = 'adclaim-';
 
 export function createClaimsService({
-  db,
+  store,
   clock,
   ids,
   agents,
@@ -103,10 +104,11 @@ export function createClaimsService({
   queueMail,
 }: ClaimsServiceDeps) {
   const methodsOf = (sourceUrl: string, token: string): ProofMethod[] => proofMethodsFor(sourceUrl, token, forgeRawBases);
-  const rows = createClaimRows({ db, clock, agents });
+  const { claims } = store.t;
+  const rows = createClaimRows({ store, clock, agents });
   const { requireRow, writeChanges, toAdminClaim, toAdminClaims } = rows;
   const decisions = createClaimDecisions({
-    db,
+    store,
     clock,
     agents,
     audit,
@@ -123,21 +125,26 @@ export function createClaimsService({
   const { checkAll, runCheck } = decisions;
 
   /** Contract section 3: at most 5 pending claims per client; one pending claim per account and agent. */
-  const enforceQuotas = (agentId: string, who: ClaimantContext): void => {
+  const enforceQuotas = async (agentId: string, who: ClaimantContext): Promise<void> => {
     if (who.accountId) {
-      const mine = db
-        .select({ id: claims.id })
-        .from(claims)
-        .where(and(eq(claims.agentId, agentId), eq(claims.accountId, who.accountId), eq(claims.status, 'pending')))
-        .get();
+      const mine = await store.first(
+        store.db
+          .select({ id: claims.id })
+          .from(claims)
+          .where(and(eq(claims.agentId, agentId), eq(claims.accountId, who.accountId), eq(claims.status, 'pending')))
+          .limit(1),
+      );
       if (mine) throw new ConflictError(`You already have a pending claim on agent "${agentId}" (${mine.id}); verify or wait for it`);
     }
     if (who.clientKey) {
-      const pending = db
-        .select({ n: count() })
-        .from(claims)
-        .where(and(eq(claims.clientKey, who.clientKey), eq(claims.status, 'pending')))
-        .get()?.n;
+      const pending = (
+        await store.first(
+          store.db
+            .select({ n: count() })
+            .from(claims)
+            .where(and(eq(claims.clientKey, who.clientKey), eq(claims.status, 'pending'))),
+        )
+      )?.n;
       if ((pending ?? 0) >= MAX_PENDING_CLAIMS_PER_CLIENT) {
         throw new QuotaExceededError(
           `At most ${MAX_PENDING_CLAIMS_PER_CLIENT} pending claims per client; verify or withdraw one before claiming another agent`,
@@ -147,7 +154,7 @@ export function createClaimsService({
   };
 
   const rechecks = createOwnershipRecheck({
-    db,
+    store,
     clock,
     agents,
     audit,
@@ -167,12 +174,17 @@ export function createClaimsService({
     recheckDue: rechecks.recheckDue,
 
     /** A new pending claim on a listed, not yet verified agent, with its token and every proof that fits. */
-    create(input: CreateClaimInput, who: ClaimantContext = {}): NewClaim {
-      return inTransaction(db, () => {
-        const agent = agents.findRow(input.agent_id);
+    create(input: CreateClaimInput, who: ClaimantContext = {}): Promise<NewClaim> {
+      return store.transaction(async () => {
+        // The agent's row is locked (PostgreSQL) as a decision on its claims locks it: a claim made while
+        // another is being verified waits, and then finds the agent verified.
+        const { agents: agentsTable } = store.t;
+        const agent = await store.first(
+          store.forUpdate(store.db.select().from(agentsTable).where(eq(agentsTable.id, input.agent_id)).limit(1)),
+        );
         if (!agent || !agent.listed) throw new NotFoundError('Agent', input.agent_id);
         if (agent.verified) throw new ConflictError(`Agent "${agent.id}" is already verified; it cannot be claimed again`);
-        if (quotas) enforceQuotas(agent.id, who);
+        if (quotas) await enforceQuotas(agent.id, who);
         const token = `${CLAIM_TOKEN_PREFIX}${randomToken(32)}`;
         const methods = methodsOf(agent.sourceUrl, token);
         if (methods.length === 0) throw new UnprovableSourceError(agent.sourceUrl);
@@ -199,14 +211,14 @@ export function createClaimsService({
           updatedAt: now,
           decidedAt: null,
         };
-        db.insert(claims).values(row).run();
+        await store.run(store.db.insert(claims).values(row));
         return toNewClaim(row);
       });
     },
 
     /** The public view of a claim (for claimants polling). */
-    getPublic(id: string): PublicClaim {
-      return toPublicClaim(requireRow(id));
+    async getPublic(id: string): Promise<PublicClaim> {
+      return toPublicClaim(await requireRow(id));
     },
 
     /**
@@ -220,7 +232,7 @@ export function createClaimsService({
     // ── Console (moderators) ────────────────────────────────────────────────
 
     /** Claims, newest first (or grouped by agent), optionally of one status or agent. */
-    list(query: ListClaimsQuery): Page<AdminClaim> {
+    async list(query: ListClaimsQuery): Promise<Page<AdminClaim>> {
       const filters: SQL[] = [];
       if (query.status) filters.push(eq(claims.status, query.status));
       if (query.agent_id) filters.push(eq(claims.agentId, query.agent_id));
@@ -231,24 +243,25 @@ export function createClaimsService({
             sql`(select max(other.created_at) from ${claims} as other where other.agent_id = ${claims.agentId}${
               query.status ? sql` and other.status = ${claims.status}` : sql``
             }) desc`,
-            claims.agentId,
+            byteOrder(store, claims.agentId),
           ]
         : [];
-      const found = db
-        .select()
-        .from(claims)
-        .where(where)
-        .orderBy(...groupOrder, desc(claims.createdAt), desc(claims.id))
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
-        .all();
-      const total = db.select({ n: count() }).from(claims).where(where).get()?.n ?? 0;
-      return { items: toAdminClaims(found), page: query.page, limit: query.limit, total };
+      const found = await store.rows(
+        store.db
+          .select()
+          .from(claims)
+          .where(where)
+          .orderBy(...groupOrder, desc(claims.createdAt), desc(byteOrder(store, claims.id)))
+          .limit(query.limit)
+          .offset((query.page - 1) * query.limit),
+      );
+      const total = (await store.first(store.db.select({ n: count() }).from(claims).where(where)))?.n ?? 0;
+      return { items: await toAdminClaims(found), page: query.page, limit: query.limit, total };
     },
 
     /** Everything about a claim, token and e-mail address included. */
-    get(id: string): AdminClaim {
-      return toAdminClaim(requireRow(id));
+    async get(id: string): Promise<AdminClaim> {
+      return toAdminClaim(await requireRow(id));
     },
 
     /** Runs the automatic check now, on a moderator's behalf (audited); throws VerificationFailedError like verify. */
@@ -257,25 +270,25 @@ export function createClaimsService({
     },
 
     /** A moderator vouches for the claim without a proof (verified_by "manual"). */
-    verifyManually(id: string, actor: string, note?: string, options: ModeratorOptions = {}): AdminClaim {
-      return toAdminClaim(decisions.verifyManually(id, actor, note, options));
+    async verifyManually(id: string, actor: string, note?: string, options: ModeratorOptions = {}): Promise<AdminClaim> {
+      return toAdminClaim(await decisions.verifyManually(id, actor, note, options));
     },
 
     /** A moderator turns the claim down; the reason is shown to the claimant. */
-    reject(id: string, reason: string, actor: string, options: ModeratorOptions = {}): AdminClaim {
-      return toAdminClaim(decisions.reject(id, reason, actor, options));
+    async reject(id: string, reason: string, actor: string, options: ModeratorOptions = {}): Promise<AdminClaim> {
+      return toAdminClaim(await decisions.reject(id, reason, actor, options));
     },
 
     /** How many claims are in each status (the console's tab counts). */
-    countByStatus(): Record<ClaimStatus, number> {
+    async countByStatus(): Promise<Record<ClaimStatus, number>> {
       const counts: Record<ClaimStatus, number> = { pending: 0, verified: 0, rejected: 0 };
-      const rows = db.select({ status: claims.status, n: count() }).from(claims).groupBy(claims.status).all();
+      const rows = await store.rows(store.db.select({ status: claims.status, n: count() }).from(claims).groupBy(claims.status));
       for (const row of rows) counts[row.status] = row.n;
       return counts;
     },
 
-    countPending(): number {
-      return db.select({ n: count() }).from(claims).where(eq(claims.status, 'pending')).get()?.n ?? 0;
+    async countPending(): Promise<number> {
+      return (await store.first(store.db.select({ n: count() }).from(claims).where(eq(claims.status, 'pending'))))?.n ?? 0;
     },
   };
 }

@@ -1,10 +1,10 @@
 import { and, asc, eq, isNotNull, lte } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
 import type { QueueMailInput } from '../mail/mail.service';
-import { claims, type ClaimCheckResult, type ClaimRow, type ProofMethod } from './claims.table';
+import type { ClaimCheckResult, ClaimRow, ProofMethod } from './claims.table';
 
 /** Verified claims re-checked per run, one after another (each under the proof checks' own deadlines). */
 const RECHECKS_PER_RUN = 100;
@@ -18,18 +18,18 @@ export interface RecheckSummary {
 }
 
 export interface OwnershipRecheckDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   agents: AgentsService;
   audit: AuditService;
   /** The claims service's own pieces: the proofs of a source, checking them, and its one write of a claim row. */
   methodsOf: (sourceUrl: string, token: string) => ProofMethod[];
   checkAll: (methods: ProofMethod[], token: string) => Promise<ClaimCheckResult>;
-  writeChanges: (current: ClaimRow, changes: Partial<ClaimRow>) => ClaimRow;
+  writeChanges: (current: ClaimRow, changes: Partial<ClaimRow>) => Promise<ClaimRow>;
   /** The owner account of a claim made with one (mailed when the mark goes; else the claimant is). */
-  accountOf: (accountId: string) => { name: string; email: string } | undefined;
-  /** Queues a mail in the transaction that takes the mark away. */
-  queueMail: (mail: QueueMailInput) => void;
+  accountOf: (accountId: string) => Promise<{ name: string; email: string } | undefined>;
+  /** Queues a mail in the transaction that takes the mark away (MailService.queueInTransaction). */
+  queueMail: (mail: QueueMailInput) => Promise<unknown>;
   intervalMs: number;
   strikes: number;
 }
@@ -44,27 +44,28 @@ const SYSTEM_ACTOR = 'system';
  * mark away (`agent.updated`), mail the owner, and stop the re-checks of that claim.
  */
 export function createOwnershipRecheck(deps: OwnershipRecheckDeps) {
-  const { db, clock, agents, audit, intervalMs, strikes } = deps;
+  const { store, clock, agents, audit, intervalMs, strikes } = deps;
+  const { claims } = store.t;
 
   const nextAt = (): string => new Date(clock.now().getTime() + intervalMs).toISOString();
 
   async function recheck(due: ClaimRow): Promise<'held' | 'failed' | 'unverified' | 'skipped'> {
-    const agent = agents.findRow(due.agentId);
+    const agent = await agents.findRowAsync(due.agentId);
     if (!agent) return 'skipped';
     const methods = deps.methodsOf(agent.sourceUrl, due.token);
     const lastCheck = await deps.checkAll(methods, due.token);
-    return inTransaction(db, () => {
-      const current = db.select().from(claims).where(eq(claims.id, due.id)).get();
+    return store.transaction(async () => {
+      const current = await store.first(store.forUpdate(store.db.select().from(claims).where(eq(claims.id, due.id)).limit(1)));
       // Changed meanwhile (another process re-checked it, or a moderator acted): leave it.
       if (!current || current.version !== due.version || current.status !== 'verified') return 'skipped';
       if (lastCheck.ok) {
-        deps.writeChanges(current, { lastCheck, recheckFailures: 0, nextRecheckAt: nextAt() });
+        await deps.writeChanges(current, { lastCheck, recheckFailures: 0, nextRecheckAt: nextAt() });
         return 'held';
       }
       const failures = current.recheckFailures + 1;
       const lost = failures >= strikes;
-      const next = deps.writeChanges(current, { lastCheck, recheckFailures: failures, nextRecheckAt: lost ? null : nextAt() });
-      audit.record({
+      const next = await deps.writeChanges(current, { lastCheck, recheckFailures: failures, nextRecheckAt: lost ? null : nextAt() });
+      await audit.recordInTransaction({
         actor: SYSTEM_ACTOR,
         action: 'claim.recheck_failed',
         entityType: 'claim',
@@ -73,9 +74,9 @@ export function createOwnershipRecheck(deps: OwnershipRecheckDeps) {
         after: { recheck_failures: failures, detail: lastCheck.detail },
       });
       if (!lost) return 'failed';
-      agents.setVerified(current.agentId, false, { actor: SYSTEM_ACTOR });
-      const owner = next.accountId ? deps.accountOf(next.accountId) : undefined;
-      deps.queueMail(ownershipLostMail(owner ?? { name: next.claimantName, email: next.claimantEmail }, agent.name, lastCheck));
+      await agents.edits.setVerified(current.agentId, false, { actor: SYSTEM_ACTOR });
+      const owner = next.accountId ? await deps.accountOf(next.accountId) : undefined;
+      await deps.queueMail(ownershipLostMail(owner ?? { name: next.claimantName, email: next.claimantEmail }, agent.name, lastCheck));
       return 'unverified';
     });
   }
@@ -83,13 +84,14 @@ export function createOwnershipRecheck(deps: OwnershipRecheckDeps) {
   return {
     /** Re-checks the verified claims whose time has come (a bounded batch, oldest first). */
     async recheckDue(limit = RECHECKS_PER_RUN): Promise<RecheckSummary> {
-      const due = db
-        .select()
-        .from(claims)
-        .where(and(eq(claims.status, 'verified'), isNotNull(claims.nextRecheckAt), lte(claims.nextRecheckAt, isoNow(clock))))
-        .orderBy(asc(claims.nextRecheckAt))
-        .limit(limit)
-        .all();
+      const due = await store.rows(
+        store.db
+          .select()
+          .from(claims)
+          .where(and(eq(claims.status, 'verified'), isNotNull(claims.nextRecheckAt), lte(claims.nextRecheckAt, isoNow(clock))))
+          .orderBy(asc(claims.nextRecheckAt), asc(claims.id))
+          .limit(limit),
+      );
       const summary: RecheckSummary = { checked: 0, held: 0, failed: 0, unverified: 0 };
       for (const row of due) {
         const outcome = await recheck(row);

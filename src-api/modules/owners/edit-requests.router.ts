@@ -11,8 +11,8 @@ export const editRequestsRouter = router({
   /** Newest first; pending ones unless `status` says otherwise. */
   list: adminProcedure
     .input(listEditRequestsQuerySchema.extend({ status: listEditRequestsQuerySchema.shape.status.default('pending') }).prefault({}))
-    .query(({ ctx, input }) => {
-      const page = ctx.services.editRequests.list(input);
+    .query(async ({ ctx, input }) => {
+      const page = await ctx.services.editRequests.list(input);
       return { editRequests: page.items, page: page.page, limit: page.limit, total: page.total };
     }),
 

@@ -56,7 +56,7 @@ export const ownersRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const outcome = services.owners.edit(ownerOf(request), request.params.id, request.body);
+      const outcome = await services.owners.edit(ownerOf(request), request.params.id, request.body);
       if (outcome.kind === 'applied') return reply.code(200).send(outcome.agent);
       return reply.code(202).send({ id: outcome.id, status: outcome.status });
     },
@@ -91,7 +91,7 @@ export const ownersRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.editRequests.listForAccount(accountOf(request).id, request.query);
+      const page = await services.editRequests.listForAccount(accountOf(request).id, request.query);
       setPageLinks(request, reply, page);
       return { edit_requests: page.items, page: page.page, limit: page.limit, total: page.total };
     },
@@ -135,6 +135,6 @@ export const ownersRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(services.owners.reply(ownerOf(request), request.params.id, request.params.review_id, request.body.body)),
+      reply.code(201).send(await services.owners.reply(ownerOf(request), request.params.id, request.params.review_id, request.body.body)),
   );
 };

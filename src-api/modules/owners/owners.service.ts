@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { ConflictError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -8,13 +8,12 @@ import type { AgentPatch, AgentProfile } from '../agents/agents.schemas';
 import type { AgentRow, AgentStatus } from '../agents/agents.table';
 import { toAgentProfile } from '../agents/agent-profile';
 import type { AuditService } from '../audit/audit.service';
-import { reviews } from '../reviews/reviews.table';
 import { toReview } from '../reviews/reviews.service';
 import type { Review } from '../reviews/reviews.schemas';
-import { editRequests, reviewReplies, type EditRequestChanges, type EditRequestRow, type ReviewReplyRow } from './owners.table';
+import type { EditRequestChanges, EditRequestRow, ReviewReplyRow } from './owners.table';
 
 export interface OwnersServiceDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   agents: AgentsService;
@@ -36,26 +35,38 @@ export type OwnerEditOutcome = { kind: 'applied'; agent: AgentProfile } | { kind
  * Every agent write goes through AgentsService, so rules, events and audit are the console's.
  * An agent the account does not own is a 404, the same as an unknown one.
  */
-export function createOwnersService({ db, clock, ids, agents, audit }: OwnersServiceDeps) {
-  const requireOwned = (who: OwnerActor, agentId: string): AgentRow => {
-    const row = agents.findRow(agentId);
+export function createOwnersService({ store, clock, ids, agents, audit }: OwnersServiceDeps) {
+  const { editRequests, reviewReplies, reviews } = store.t;
+
+  const ownedOrNotFound = (who: OwnerActor, agentId: string, row: AgentRow | undefined): AgentRow => {
     if (!row || row.ownerAccountId !== who.accountId) throw new NotFoundError('Agent', agentId);
     return row;
   };
 
+  /**
+   * The owned agent, read for a write inside the writing transaction: its row locked (FOR UPDATE
+   * on PostgreSQL), so an owner's two edits or replies at once queue, and the second sees the
+   * first (its pending edit request, its reply).
+   */
+  const lockOwned = async (who: OwnerActor, agentId: string): Promise<AgentRow> => {
+    const { agents: agentsTable } = store.t;
+    const row = await store.first(store.forUpdate(store.db.select().from(agentsTable).where(eq(agentsTable.id, agentId)).limit(1)));
+    return ownedOrNotFound(who, agentId, row);
+  };
+
   return {
     /** The owned agent's profile (listed or not). */
-    get(who: OwnerActor, agentId: string): AgentProfile {
-      return toAgentProfile(requireOwned(who, agentId));
+    async get(who: OwnerActor, agentId: string): Promise<AgentProfile> {
+      return toAgentProfile(ownedOrNotFound(who, agentId, await agents.findRowAsync(agentId)));
     },
 
     /**
      * Profile fields are applied at once (`agent.updated`); a new name or source_url becomes a
      * pending edit request with the values it replaces. Both in one transaction.
      */
-    edit(who: OwnerActor, agentId: string, patch: AgentPatch): OwnerEditOutcome {
-      return inTransaction(db, () => {
-        const current = requireOwned(who, agentId);
+    edit(who: OwnerActor, agentId: string, patch: AgentPatch): Promise<OwnerEditOutcome> {
+      return store.transaction(async () => {
+        const current = await lockOwned(who, agentId);
         const { name, source_url: sourceUrl, ...direct } = patch;
         const changes: EditRequestChanges = {};
         const before: EditRequestChanges = {};
@@ -64,14 +75,16 @@ export function createOwnersService({ db, clock, ids, agents, audit }: OwnersSer
           [changes.source_url, before.source_url] = [sourceUrl, current.sourceUrl];
 
         if (Object.keys(changes).length > 0) {
-          const waiting = db
-            .select({ id: editRequests.id })
-            .from(editRequests)
-            .where(and(eq(editRequests.agentId, agentId), eq(editRequests.status, 'pending')))
-            .get();
+          const waiting = await store.first(
+            store.db
+              .select({ id: editRequests.id })
+              .from(editRequests)
+              .where(and(eq(editRequests.agentId, agentId), eq(editRequests.status, 'pending')))
+              .limit(1),
+          );
           if (waiting) throw new ConflictError(`Agent "${agentId}" already has an edit request waiting for a moderator (${waiting.id})`);
         }
-        const updated = agents.update(agentId, direct, { actor: who.actor });
+        const updated = await agents.edits.update(agentId, direct, { actor: who.actor });
         if (Object.keys(changes).length === 0) return { kind: 'applied', agent: toAgentProfile(updated) };
 
         const now = isoNow(clock);
@@ -89,8 +102,8 @@ export function createOwnersService({ db, clock, ids, agents, audit }: OwnersSer
           createdAt: now,
           updatedAt: now,
         };
-        db.insert(editRequests).values(row).run();
-        audit.record({
+        await store.run(store.db.insert(editRequests).values(row));
+        await audit.recordInTransaction({
           actor: who.actor,
           action: 'edit_request.create',
           entityType: 'edit_request',
@@ -102,31 +115,33 @@ export function createOwnersService({ db, clock, ids, agents, audit }: OwnersSer
     },
 
     /** Deprecates the owned agent (with a message) or makes it active again (`agent.updated`). */
-    setStatus(who: OwnerActor, agentId: string, status: AgentStatus, message: string | undefined): AgentProfile {
-      return inTransaction(db, () => {
-        requireOwned(who, agentId);
-        return toAgentProfile(agents.setStatus(agentId, status, message ?? null, { actor: who.actor }));
+    setStatus(who: OwnerActor, agentId: string, status: AgentStatus, message: string | undefined): Promise<AgentProfile> {
+      return store.transaction(async () => {
+        await lockOwned(who, agentId);
+        return toAgentProfile(await agents.edits.setStatus(agentId, status, message ?? null, { actor: who.actor }));
       });
     },
 
     /** The owner's answer to a review of the owned agent; a second reply replaces the first. */
-    reply(who: OwnerActor, agentId: string, reviewId: string, body: string): Review {
-      return inTransaction(db, () => {
-        requireOwned(who, agentId);
-        const review = db
-          .select()
-          .from(reviews)
-          .where(and(eq(reviews.id, reviewId), eq(reviews.agentId, agentId), eq(reviews.hidden, false)))
-          .get();
+    reply(who: OwnerActor, agentId: string, reviewId: string, body: string): Promise<Review> {
+      return store.transaction(async () => {
+        await lockOwned(who, agentId);
+        const review = await store.first(
+          store.db
+            .select()
+            .from(reviews)
+            .where(and(eq(reviews.id, reviewId), eq(reviews.agentId, agentId), eq(reviews.hidden, false)))
+            .limit(1),
+        );
         if (!review) throw new NotFoundError('Review', reviewId);
         const now = isoNow(clock);
-        const existing = db.select().from(reviewReplies).where(eq(reviewReplies.reviewId, reviewId)).get();
+        const existing = await store.first(store.db.select().from(reviewReplies).where(eq(reviewReplies.reviewId, reviewId)).limit(1));
         const row: ReviewReplyRow = existing
           ? { ...existing, body, accountId: who.accountId, updatedAt: now }
           : { id: ids.next('rpl'), reviewId, agentId, accountId: who.accountId, body, createdAt: now, updatedAt: now };
-        if (existing) db.update(reviewReplies).set(row).where(eq(reviewReplies.id, existing.id)).run();
-        else db.insert(reviewReplies).values(row).run();
-        audit.record({
+        if (existing) await store.run(store.db.update(reviewReplies).set(row).where(eq(reviewReplies.id, existing.id)));
+        else await store.run(store.db.insert(reviewReplies).values(row));
+        await audit.recordInTransaction({
           actor: who.actor,
           action: 'review.reply',
           entityType: 'review',
