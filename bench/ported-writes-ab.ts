@@ -43,7 +43,7 @@ const clock = { now: () => new Date() };
 let n = 0;
 const ids = { next: (prefix: string) => `${prefix}_${(++n).toString(36)}`, agent: () => `agt_${(++n).toString(36)}` };
 const audit = createAuditService({ db, store, clock, ids });
-const keys = createKeysService({ db, store, clock, ids, audit });
+const keys = createKeysService({ store, clock, ids, audit });
 const events = createEventsService({ db, store, clock, ids });
 const fanOut = createFanOut({ db, store, clock, ids, announce: () => {} });
 events.addListener({ sync: (event) => void fanOut.sync(event), inTransaction: async (event) => void (await fanOut.inTransaction(event)) });

@@ -85,17 +85,18 @@ export function createServices({
   };
   const signInLimits = redis ? createRedisSignInLimiter(signInOptions, redis) : createSignInLimiter(signInOptions);
   const accounts = createAccountsService({ ...base, store, config, mail, publicUrl, audit, signInLimits });
-  const accountRecords = createAccountRecords({ db, store });
+  const accountRecords = createAccountRecords({ store });
   // Closing an account revokes its keys, detaches its records (they stay, without an owner) and removes its endpoints (below).
-  accounts.onClose((accountId, actor) => keys.revokeAllOfAccount(accountId, actor));
+  accounts.onClose((accountId, actor) => keys.revokeAllOfAccountInTransaction(accountId, actor));
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   // The one write path of agents (the service, `cli import` and the demo seeder): rules, change cursor, events.
   // onCommitted: this process's agent writes reach its readers (the PostgreSQL change cursor) once committed.
   const agentWrites = createAgentWrites({ db, store, clock, events, onCommitted: () => agents.changed() });
   const agents = createAgentsService({ ...base, store, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
-  accounts.onRename((accountId, name) => agents.renameOwner(accountId, name));
-  accounts.onClose((accountId) => agents.detachOwner(accountId));
+  // Until their async forms exist: sync writes on SQLite's one connection, so inside the accounts' store transaction.
+  accounts.onRename(async (accountId, name) => agents.renameOwner(accountId, name));
+  accounts.onClose(async (accountId) => agents.detachOwner(accountId));
   const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
@@ -138,7 +139,8 @@ export function createServices({
   // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
   const sendWebhook = createWebhookSender(dnsResolver);
   const webhooks = createWebhooksService({ ...base, store, events, audit, config, send: sendWebhook });
-  accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
+  // Until its async form exists: a sync write on SQLite's one connection, so inside the closing store transaction.
+  accounts.onClose(async (accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });
   // Start-up warm-ups and the trust refresh in progress (startServer marks them), for /health's `idle`.

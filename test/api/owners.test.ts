@@ -151,9 +151,9 @@ describe('ownership through claims', () => {
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Cat' });
 
     const catId = (await server.services.agents.getRow(agentId)).ownerAccountId!;
-    server.services.accounts.rename(catId, 'Catherine');
+    await server.services.accounts.rename(catId, 'Catherine');
     expect((await json(await server.api(`/agents/${agentId}`))).owner).toEqual({ name: 'Catherine' });
-    server.services.accounts.close(catId);
+    await server.services.accounts.close(catId);
     expect(await json(await server.api(`/agents/${agentId}`))).toMatchObject({ verified: true, owner: null });
   });
 });

@@ -59,7 +59,6 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
     const ids = { next: (prefix: string) => `${prefix}_${Math.random().toString(36).slice(2)}`, agent: () => 'agt_unused' };
     const limiter = createSignInLimiter({ maxFailures: 10, windowMs: 15 * 60_000, enabled: true });
     accounts = createAccountsService({
-      db: undefined as never, // rename and close are still sync on SQLite's Db; not exercised here
       store,
       clock,
       ids,
@@ -72,7 +71,7 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
       audit: createAuditService({ db: undefined as never, store, clock, ids }),
       signInLimits: limiter,
     });
-    records = createAccountRecords({ db: undefined as never, store });
+    records = createAccountRecords({ store });
     const passwordHash = await hashPassword(PASSWORD);
     const { accounts: table, agents } = store.t;
     await store.run(
@@ -277,5 +276,50 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
     await holder;
     await grants;
     expect((await accounts.getAdmin(account.id)).roles.sort()).toEqual(['admin', 'moderator']);
+  });
+
+  it('renames and closes in one transaction with their hooks: a failing hook undoes all; closing takes sessions and tokens, detaches records', async () => {
+    now = new Date(T(46));
+    const { account, setPasswordUrl } = await accounts.createVerified({ email: 'close@example.org', name: 'Close', roles: [] }, 'test');
+    expect(setPasswordUrl).toBeTruthy();
+    const { claims } = store.t;
+    await store.run(
+      store.db.insert(claims).values({
+        id: 'clm_closing',
+        agentId: 'agt_a1',
+        claimantName: 'Close',
+        claimantEmail: 'close@example.org',
+        status: 'pending',
+        token: 'adclaim-x',
+        verificationUrl: '',
+        methods: [],
+        accountId: account.id,
+        createdAt: T(46),
+        updatedAt: T(46),
+      }),
+    );
+    const renamed: string[] = [];
+    let failRename = true;
+    accounts.onRename(async (accountId, name) => {
+      if (failRename) throw new Error('a hook failed');
+      renamed.push(`${accountId}=${name}`);
+    });
+    accounts.onClose((accountId) => records.detach(accountId));
+
+    await expect(accounts.rename(account.id, 'Never')).rejects.toThrow('a hook failed');
+    expect((await accounts.getAdmin(account.id)).name).toBe('Close');
+    failRename = false;
+    expect(await accounts.rename(account.id, 'Closing')).toMatchObject({ name: 'Closing' });
+    expect(renamed).toEqual([`${account.id}=Closing`]);
+    await expect(accounts.rename('acc_missing', 'X')).rejects.toThrow(NotFoundError);
+
+    await accounts.close(account.id);
+    await expect(accounts.getAdmin(account.id)).rejects.toThrow(NotFoundError);
+    expect(await store.rows(store.db.select().from(store.t.oneTimeTokens).where(eq(store.t.oneTimeTokens.subjectId, account.id)))).toEqual(
+      [],
+    );
+    expect((await store.first(store.db.select().from(claims).where(eq(claims.id, 'clm_closing'))))?.accountId).toBeNull();
+    expect((await auditActions(account.id)).at(-1)).toBe('account.close');
+    await expect(accounts.close(account.id)).rejects.toThrow(NotFoundError);
   });
 });

@@ -33,7 +33,7 @@ describe.each(stores.dialects)('API keys on $dialect', ({ open }) => {
     const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const clock = { now: () => now };
     audit = createAuditService({ db, store, clock, ids });
-    keys = createKeysService({ db, store, clock, ids, audit });
+    keys = createKeysService({ store, clock, ids, audit });
     await store.run(
       store.db.insert(store.t.accounts).values([
         {

@@ -1,25 +1,21 @@
 import { count, desc, eq, type SQL } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import type { Db } from '../../db/client';
 import { insertionOrder } from '../../db/dialect-sql';
-import type { Store } from '../../db/store';
+import { requireTransaction, type Store } from '../../db/store';
 import type { Page, PageQuery } from '../../lib/schemas';
 import { toAgentProfile } from '../agents/agent-profile';
 import type { AgentProfile } from '../agents/agents.schemas';
 import { toNewClaim } from '../claims/claim-views';
-import { claims } from '../claims/claims.table';
 import type { NewClaim } from '../claims/claims.schemas';
-import { reviews } from '../reviews/reviews.table';
 import { toSubmission } from '../submissions/submissions.service';
 import type { Submission } from '../submissions/submissions.schemas';
-import { submissions } from '../submissions/submissions.table';
 
 /**
  * What belongs to an account elsewhere in the directory: its owned agents, its
  * claims and submissions (for /me), and the detaching of all of it (reviews
  * too) when the account closes; the records stay, without an owner.
  */
-export function createAccountRecords({ db, store }: { db: Db; store: Store }) {
+export function createAccountRecords({ store }: { store: Store }) {
   const page = async <Row, T>(
     table: SQLiteTable & { id: SQLiteColumn },
     column: SQLiteColumn,
@@ -60,13 +56,15 @@ export function createAccountRecords({ db, store }: { db: Db; store: Store }) {
     },
 
     /**
-     * Closing: the account's records stay, without an owner (its agents: AgentsService.detachOwner). Call inside
-     * the closing transaction (still a sync one on the Db: accounts.close is not ported yet).
+     * Closing: the account's records stay, without an owner (its agents: AgentsService.detachOwner).
+     * In the closing store transaction (an accounts.onClose hook).
      */
-    detach(accountId: string): void {
-      db.update(reviews).set({ accountId: null }).where(eq(reviews.accountId, accountId)).run();
-      db.update(claims).set({ accountId: null }).where(eq(claims.accountId, accountId)).run();
-      db.update(submissions).set({ accountId: null }).where(eq(submissions.accountId, accountId)).run();
+    async detach(accountId: string): Promise<void> {
+      requireTransaction(store, 'accountRecords.detach');
+      const { reviews, claims, submissions } = store.t;
+      await store.run(store.db.update(reviews).set({ accountId: null }).where(eq(reviews.accountId, accountId)));
+      await store.run(store.db.update(claims).set({ accountId: null }).where(eq(claims.accountId, accountId)));
+      await store.run(store.db.update(submissions).set({ accountId: null }).where(eq(submissions.accountId, accountId)));
     },
   };
 }

@@ -1,6 +1,5 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Config } from '../../config';
-import { inTransaction, type Db } from '../../db/client';
 import { containsText } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import {
@@ -19,7 +18,7 @@ import type { Page } from '../../lib/schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { MailService } from '../mail/mail.service';
 import type { Account, AdminAccount, ListAccountsQuery, SignUpInput } from './accounts.schemas';
-import { accounts, oneTimeTokens, type AccountRole, type AccountRow } from './accounts.table';
+import type { AccountRole, AccountRow } from './accounts.table';
 import { accountMails } from './account-mails';
 import { assertStrongPassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords';
 import { createSessions } from './sessions';
@@ -33,9 +32,7 @@ const RESET_TTL_MS = 1 * HOUR;
 const SET_PASSWORD_TTL_MS = 72 * HOUR;
 
 export interface AccountsServiceDeps {
-  /** The writes that queue mail or record audit entries still run in sync transactions on it (README.md step 2). */
-  db: Db;
-  /** The reads, sessions and sign-in run through the data-access seam, on SQLite and PostgreSQL alike. */
+  /** Every read and write runs through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -47,8 +44,13 @@ export interface AccountsServiceDeps {
   signInLimits: SignInLimits;
 }
 
-/** What closing an account takes with it besides the row; given by services.ts (keys, webhook endpoints). */
-export type AccountCloseHook = (accountId: string, actor: string) => void;
+/**
+ * What closing an account takes with it besides the row; given by services.ts (keys, records, agents,
+ * webhook endpoints). Runs in the closing store transaction: write through the Store, no network I/O.
+ */
+export type AccountCloseHook = (accountId: string, actor: string) => Promise<void>;
+/** What a new name also changes (the owner name on owned agents' profiles), in the renaming store transaction. */
+export type AccountRenameHook = (accountId: string, name: string) => Promise<void>;
 
 export const emailKeyOf = (email: string): string => email.trim().toLowerCase();
 
@@ -76,29 +78,12 @@ export const accountActor = (row: Pick<AccountRow, 'id' | 'email'>): string => `
  * caller whether an address has an account: sign-up and reset answer the same,
  * and sign-in spends the same hashing time for unknown addresses.
  */
-export function createAccountsService({
-  db,
-  store,
-  clock,
-  ids,
-  config,
-  mail,
-  publicUrl,
-  audit,
-  signInLimits: limiter,
-}: AccountsServiceDeps) {
+export function createAccountsService({ store, clock, ids, config, mail, publicUrl, audit, signInLimits: limiter }: AccountsServiceDeps) {
   const tokens = createOneTimeTokens({ store, clock, ids });
   const sessions = createSessions({ store, clock, ids, config: config.accounts });
   const mails = accountMails(publicUrl);
   const closeHooks: AccountCloseHook[] = [];
-  const renameHooks: Array<(accountId: string, name: string) => void> = [];
-
-  const byId = (id: string): AccountRow | undefined => db.select().from(accounts).where(eq(accounts.id, id)).get();
-  const requireRow = (id: string): AccountRow => {
-    const row = byId(id);
-    if (!row) throw new NotFoundError('Account', id);
-    return row;
-  };
+  const renameHooks: AccountRenameHook[] = [];
   /** The same lookups through the store (the ported methods). */
   const findByEmail = (email: string): Promise<AccountRow | undefined> =>
     store.first(
@@ -145,7 +130,7 @@ export function createAccountsService({
     },
 
     /** What a new name also changes (the owner name on owned agents' profiles), in the renaming transaction. */
-    onRename(hook: (accountId: string, name: string) => void): void {
+    onRename(hook: AccountRenameHook): void {
       renameHooks.push(hook);
     },
 
@@ -274,26 +259,32 @@ export function createAccountsService({
       return findById(id);
     },
 
-    rename(id: string, name: string): Account {
-      return inTransaction(db, () => {
-        const row = requireRow(id);
+    rename(id: string, name: string): Promise<Account> {
+      return store.transaction(async () => {
+        const row = await lockRow({ id });
         const now = isoNow(clock);
-        db.update(accounts).set({ name, updatedAt: now }).where(eq(accounts.id, id)).run();
-        for (const hook of renameHooks) hook(id, name);
+        await store.run(store.db.update(store.t.accounts).set({ name, updatedAt: now }).where(eq(store.t.accounts.id, id)));
+        for (const hook of renameHooks) await hook(id, name);
         return toAccount({ ...row, name, updatedAt: now });
       });
     },
 
     /** Closes the account: keys revoked, endpoints removed, sessions and tokens gone; its agents stay listed without an owner. */
-    close(id: string): void {
-      inTransaction(db, () => {
-        const row = requireRow(id);
+    close(id: string): Promise<void> {
+      return store.transaction(async () => {
+        const row = await lockRow({ id });
         const actor = accountActor(row);
-        for (const hook of closeHooks) hook(id, actor);
-        // Still a sync transaction (its hooks are other modules' sync writes): the tokens go with a sync delete.
-        db.delete(oneTimeTokens).where(eq(oneTimeTokens.subjectId, id)).run();
-        db.delete(accounts).where(eq(accounts.id, id)).run(); // sessions cascade; owned records keep a null owner
-        audit.record({ actor, action: 'account.close', entityType: 'account', entityId: id, before: toAdminAccount(row) });
+        for (const hook of closeHooks) await hook(id, actor);
+        await tokens.deleteForSubject(id);
+        // Sessions cascade; owned records keep a null owner (the hooks above detached them).
+        await store.run(store.db.delete(store.t.accounts).where(eq(store.t.accounts.id, id)));
+        await audit.recordInTransaction({
+          actor,
+          action: 'account.close',
+          entityType: 'account',
+          entityId: id,
+          before: toAdminAccount(row),
+        });
       });
     },
 

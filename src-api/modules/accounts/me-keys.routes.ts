@@ -109,6 +109,8 @@ export const meKeysRoutes: ApiRoutes = async (api, { services }) => {
         },
       },
     },
-    async (request) => ({ days: await services.keyUsage.daily(await services.keys.idsOfAccount(accountOf(request).id), request.query.days) }),
+    async (request) => ({
+      days: await services.keyUsage.daily(await services.keys.idsOfAccount(accountOf(request).id), request.query.days),
+    }),
   );
 };

@@ -56,7 +56,7 @@ export const meRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      services.accounts.close(accountOf(request).id);
+      await services.accounts.close(accountOf(request).id);
       reply.clearCookie(SESSION_COOKIE, cookieOptions(services));
       return reply.code(204).send(null);
     },

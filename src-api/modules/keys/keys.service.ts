@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, count, desc, eq, isNull, sql, type Placeholder } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { requireTransaction, type Store } from '../../db/store';
 import { InvalidApiKeyError, NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
-import { apiKeys, type ApiKeyRow } from './keys.table';
+import type { ApiKeyRow } from './keys.table';
 
 export const API_KEY_PREFIX = 'adk_';
 
@@ -20,8 +19,6 @@ export interface ApiKeySummary {
 }
 
 export interface KeysServiceDeps {
-  /** Only the sync revokeAllOfAccount writes through it (see there). */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -42,7 +39,7 @@ function toSummary(row: ApiKeyRow): ApiKeySummary {
 }
 
 /** API keys: shown once on creation, stored only as a SHA-256 hash. On the Store (SQLite and PostgreSQL). */
-export function createKeysService({ db, store, clock, ids, audit }: KeysServiceDeps) {
+export function createKeysService({ store, clock, ids, audit }: KeysServiceDeps) {
   // Writing last_used_at on every request would make each read a write; once a minute per key is plenty.
   const lastUsedWritten = new Map<string, number>();
 
@@ -69,7 +66,7 @@ export function createKeysService({ db, store, clock, ids, audit }: KeysServiceD
     return rows.map(toSummary);
   };
 
-  /** The audit entries of revoking an account's live keys (both forms of revokeAllOfAccount). */
+  /** The audit entries of revoking an account's live keys. */
   const revokeEntries = (live: ApiKeyRow[], actor: string, revokedAt: string) =>
     live.map((row) => ({
       actor,
@@ -158,26 +155,7 @@ export function createKeysService({ db, store, clock, ids, audit }: KeysServiceD
       });
     },
 
-    /**
-     * Revokes every live key of an account and detaches them all (closing it), inside the
-     * closing transaction. The sync form, for accounts.close, which still closes in a sync
-     * `inTransaction(db, …)`; revokeAllOfAccountInTransaction is its Store form.
-     */
-    revokeAllOfAccount(accountId: string, actor: string): void {
-      const live = db
-        .select()
-        .from(apiKeys)
-        .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
-        .all();
-      const revokedAt = isoNow(clock);
-      for (const entry of revokeEntries(live, actor, revokedAt)) {
-        db.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, entry.entityId)).run();
-        audit.record(entry);
-      }
-      db.update(apiKeys).set({ accountId: null }).where(eq(apiKeys.accountId, accountId)).run();
-    },
-
-    /** revokeAllOfAccount in the caller's store transaction (for accounts.close once it is on the Store). */
+    /** Revokes every live key of an account and detaches them all: closing it (an accounts.onClose hook, in its store transaction). */
     async revokeAllOfAccountInTransaction(accountId: string, actor: string): Promise<void> {
       requireTransaction(store, 'keys.revokeAllOfAccountInTransaction');
       const { apiKeys } = store.t;
