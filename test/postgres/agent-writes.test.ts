@@ -4,7 +4,7 @@ import type { Store } from '../../src-api/db/store';
 import { StaleVersionError } from '../../src-api/errors';
 import { systemClock } from '../../src-api/lib/clock';
 import { createIdGenerator } from '../../src-api/lib/ids';
-import { createAuditService } from '../../src-api/modules/audit/audit.service';
+import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
 import { createEventsService } from '../../src-api/modules/events/events.service';
 import { createAgentEdits, type AgentEdits } from '../../src-api/modules/agents/agent-edits';
 import { createAgentReads, type AgentReads } from '../../src-api/modules/agents/agent-reads';
@@ -25,6 +25,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
   let writes: AgentWrites;
   let reads: AgentReads;
   let edits: AgentEdits;
+  let audit: AuditService;
 
   const seqs = async () => {
     const { agents } = store.t;
@@ -43,7 +44,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     const ids = createIdGenerator();
     const db = store.dialect === 'sqlite' ? store.db : undefined;
     const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
-    const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
+    audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
     reads = createAgentReads({ store, profileCacheEntries: 100 });
     writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
     edits = createAgentEdits({ store, writes, audit });
@@ -101,6 +102,83 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
       ['agt_w2', 'removed'],
       ['agt_w3', 'updated'],
     ]);
+  });
+
+  it('owner hooks: a rename reaches each owned profile, a close detaches them; no events; in the caller’s transaction, undone with it', async () => {
+    const { agents } = store.t;
+    const owned = ['agt_o1', 'agt_o2', 'agt_o3'];
+    await writes.writeAsync(
+      owned.map((id, i) => ({
+        kind: 'create' as const,
+        row: writes.newRow({
+          id,
+          name: `Owned ${id}`,
+          tagline: 'Owned',
+          sourceUrl: `https://example.org/${id}`,
+          ownerAccountId: i < 2 ? 'acc_owner' : 'acc_other',
+          ownerName: i === 1 ? 'New Name' : 'Old Name',
+        }),
+      })),
+    );
+    const ownerOf = async (id: string) => {
+      const row = await reads.getRow(id);
+      return [row.ownerAccountId, row.ownerName, row.version];
+    };
+    const before = Math.max(...(await seqs()));
+
+    await edits.renameOwner('acc_owner', 'New Name');
+    // agt_o2 showed the new name already: unchanged, no version, no change_seq.
+    expect(await Promise.all(owned.map(ownerOf))).toEqual([
+      ['acc_owner', 'New Name', 2],
+      ['acc_owner', 'New Name', 1],
+      ['acc_other', 'Old Name', 1],
+    ]);
+    expect(Math.max(...(await seqs()))).toBe(before + 1);
+    expect((await reads.get('agt_o1')).owner).toMatchObject({ name: 'New Name' });
+
+    // Inside the caller's transaction (accounts.close's): undone when the caller's change is.
+    await expect(
+      store.transaction(async () => {
+        await edits.detachOwner('acc_owner');
+        expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt_o1')).limit(1))).toMatchObject({ ownerAccountId: null });
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await ownerOf('agt_o1')).toEqual(['acc_owner', 'New Name', 2]);
+
+    await store.transaction(() => edits.detachOwner('acc_owner'));
+    expect(await Promise.all(owned.map(ownerOf))).toEqual([
+      [null, null, 3],
+      [null, null, 2],
+      ['acc_other', 'Old Name', 1],
+    ]);
+    expect((await reads.get('agt_o1')).owner).toBeNull();
+    expect(await Promise.all(owned.map(eventsOf))).toEqual([[], [], []]);
+    const written = await seqs();
+    await edits.detachOwner('acc_nobody'); // owns nothing: nothing written
+    expect(await seqs()).toEqual(written);
+  });
+
+  it('an edit in the caller’s transaction (a claim approved, its owner written with the mark) commits or rolls back with it', async () => {
+    const owner = { accountId: 'acc_claimer', name: 'Claimer' };
+    await expect(
+      store.transaction(async () => {
+        await edits.setVerified('agt_o3', true, { via: 'claim', owner, actor: 'mod' });
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await reads.getRow('agt_o3')).toMatchObject({ verified: false, ownerAccountId: 'acc_other', version: 1 });
+
+    const { auditLog } = store.t;
+    const next = await store.transaction(async () => {
+      const verified = await edits.setVerified('agt_o3', true, { via: 'claim', owner, actor: 'mod' });
+      await audit.recordInTransaction({ actor: 'mod', action: 'claim.approve', entityType: 'claim', entityId: 'clm_1' });
+      return verified;
+    });
+    expect(next).toMatchObject({ verified: true, ownerAccountId: 'acc_claimer', ownerName: 'Claimer', version: 2 });
+    expect((await eventsOf('agt_o3')).at(-1)).toEqual(['agent.verified', { agent_id: 'agt_o3', name: 'Owned agt_o3', via: 'claim' }]);
+    const entries = await store.rows(store.db.select().from(auditLog).where(eq(auditLog.actor, 'mod')));
+    expect(entries.map((entry) => entry.action).filter((action) => action !== 'agent.update').sort()).toEqual(['agent.verify', 'claim.approve']);
   });
 
   it('a rolled-back write leaves nothing; the next one still counts on past every change_seq, also rows written without the path', async () => {

@@ -3,17 +3,18 @@ import type { Store } from '../../db/store';
 import { NotFoundError, StaleVersionError } from '../../errors';
 import type { AuditEntry, AuditService } from '../audit/audit.service';
 import { toAdminAgent } from './agent-profile';
-import type { AgentChange, AgentWrites } from './agent-writes';
+import type { AgentChange, AgentWrite, AgentWrites } from './agent-writes';
 import type { AgentPatch } from './agents.schemas';
 import type { AgentRow, AgentStatus } from './agents.table';
 
 /**
- * The moderators' edits of an agent (profile fields, verified, status, listed)
- * as plans: what an edit changes, which events it records and what it audits,
- * decided once from the current row. The agents service carries a plan out
- * synchronously (for callers inside sync transactions: owners, edit requests,
- * claims, reports) and `createAgentEdits` asynchronously on either store (the
- * console's tRPC procedures).
+ * The agent writes other modules call: the moderators' edits (profile fields,
+ * verified, status, listed) as plans (what an edit changes, which events it
+ * records and what it audits, decided once from the current row) and the owner
+ * hooks' writes. The agents service carries them out synchronously (for callers
+ * inside sync transactions, named at each sync form) and `createAgentEdits`
+ * asynchronously on either store, in the caller's store transaction when there
+ * is one (a savepoint) or in one of its own: `services.agents.edits.*`.
  */
 
 export interface EditOptions {
@@ -150,6 +151,26 @@ export const listedEdit =
     };
   };
 
+/**
+ * The owner hooks' writes (no webhook event: the listing itself did not change), decided once from the
+ * owner's agents: its new name on each profile that shows another one (accounts.rename), or no owner
+ * at all (accounts.close). The service's sync forms and `createAgentEdits`' async ones write these.
+ */
+export const ownerRenamed = (name: string) => (current: AgentRow): Partial<AgentRow> | undefined =>
+  current.ownerName !== name ? { ownerName: name } : undefined;
+export const ownerDetached = (): Partial<AgentRow> => ({ ownerAccountId: null, ownerName: null });
+
+export function ownerWrites(
+  writes: AgentWrites,
+  owned: readonly AgentRow[],
+  changesOf: (current: AgentRow) => Partial<AgentRow> | undefined,
+): AgentWrite[] {
+  return owned.flatMap((current) => {
+    const changes = changesOf(current);
+    return changes ? [{ kind: 'update' as const, current, next: writes.changedRow(current, changes), changedFields: [] }] : [];
+  });
+}
+
 /** The change a plan writes (version checked first), or undefined when it changes nothing. */
 export function changeOf(writes: AgentWrites, current: AgentRow, plan: EditPlan, options: EditOptions): AgentChange | undefined {
   if (!plan.changes) return undefined;
@@ -182,6 +203,14 @@ export function createAgentEdits({ store, writes, audit }: { store: Store; write
       return next!;
     });
 
+  /** The owner's agents, locked (PostgreSQL) until the caller's transaction ends, then the hook's writes. */
+  const rewriteOwned = (accountId: string, changesOf: (current: AgentRow) => Partial<AgentRow> | undefined): Promise<void> =>
+    store.transaction(async () => {
+      const { agents } = store.t;
+      const owned = await store.rows(store.forUpdate(store.db.select().from(agents).where(eq(agents.ownerAccountId, accountId))));
+      await writes.writeAsync(ownerWrites(writes, owned, changesOf));
+    });
+
   return {
     update: (id: string, patch: AgentPatch, options: EditOptions = {}) => apply(id, updateEdit(patch, options), options),
     setVerified: (id: string, verified: boolean, options: EditOptions & { owner?: { accountId: string; name: string } } = {}) =>
@@ -189,6 +218,10 @@ export function createAgentEdits({ store, writes, audit }: { store: Store; write
     setStatus: (id: string, status: AgentStatus, message: string | null, options: EditOptions = {}) =>
       apply(id, statusEdit(status, message, options), options),
     setListed: (id: string, listed: boolean, options: EditOptions = {}) => apply(id, listedEdit(listed, options), options),
+    /** An owner account's new name on each of its agents' profiles (no webhook); in the caller's transaction (accounts.rename). */
+    renameOwner: (accountId: string, name: string): Promise<void> => rewriteOwned(accountId, ownerRenamed(name)),
+    /** A closed owner account: its agents stay, without an owner (no webhook); in the closing transaction (accounts.close). */
+    detachOwner: (accountId: string): Promise<void> => rewriteOwned(accountId, ownerDetached),
   };
 }
 

@@ -15,6 +15,9 @@ import {
   changeOf,
   createAgentEdits,
   listedEdit,
+  ownerDetached,
+  ownerRenamed,
+  ownerWrites,
   profileChanges,
   statusEdit,
   updateEdit,
@@ -108,6 +111,9 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
       return next;
     });
 
+  /** An owner's agents (sync: the owner hooks' sync forms). */
+  const ownedBy = (accountId: string): AgentRow[] => db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all();
+
   const { sync, ...asyncReads } = reads;
   const service = {
     /** The ported reads (async, either store): get, getJson, getRow, list, listJson, listForConsole, bulkJson, changesJson, … */
@@ -176,25 +182,33 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
       });
     },
 
-    /** Changes profile fields; records `agent.updated` with the names of the changed fields. Sync: owners, edit requests, reports. */
+    /**
+     * Changes profile fields; records `agent.updated` with the names of the changed fields.
+     * Sync form of `edits.update`, for its sync callers: owners.update, edit-requests' approve, reports.resolve.
+     */
     update(id: string, patch: AgentPatch, options: WriteOptions = {}): AgentRow {
       return applyEdit(id, updateEdit(patch, options), options);
     },
 
     /**
      * Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`).
-     * `owner`: the account whose verified claim proved ownership, written in the same change. Sync: claims.
+     * `owner`: the account whose verified claim proved ownership, written in the same change.
+     * Sync form of `edits.setVerified`, for its sync callers: claim-decisions (approve), ownership-recheck.
      */
     setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string; owner?: AgentOwner } = {}): AgentRow {
       return applyEdit(id, verifiedEdit(verified, options), options);
     },
 
-    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. Sync: owners. */
+    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. Sync form of `edits.setStatus`, for owners.setStatus. */
     setStatus(id: string, status: AgentStatus, message: string | null, options: WriteOptions = {}): AgentRow {
       return applyEdit(id, statusEdit(status, message, options), options);
     },
 
-    /** The same edits, async on either store (the console's tRPC procedures): see agent-edits.ts. */
+    /**
+     * The agent writes other modules call, async on either store, in the caller's store transaction
+     * (a savepoint) or one of their own: update, setVerified, setStatus, setListed (the console's tRPC
+     * procedures), renameOwner, detachOwner. See agent-edits.ts.
+     */
     edits: createAgentEdits({ store, writes, audit }),
 
     /**
@@ -254,23 +268,23 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
       );
     },
 
-    /** An owner account's new name on each of its agents' profiles (no webhook: the listing itself did not change). */
+    /**
+     * An owner account's new name on each of its agents' profiles (no webhook: the listing itself did not change).
+     * Sync form of `edits.renameOwner`, for accounts.rename's sync hook (services.ts).
+     */
     renameOwner(accountId: string, name: string): void {
-      inTransaction(db, () => {
-        for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
-          if (current.ownerName !== name) writeChanges(current, { ownerName: name }, { emitEvents: false });
-        }
-      });
+      writes.write(ownerWrites(writes, ownedBy(accountId), ownerRenamed(name)));
     },
 
-    /** A closed owner account: its agents stay, without an owner. Call inside the closing transaction. */
+    /**
+     * A closed owner account: its agents stay, without an owner. Call inside the closing transaction.
+     * Sync form of `edits.detachOwner`, for accounts.close's sync hook (services.ts).
+     */
     detachOwner(accountId: string): void {
-      for (const current of db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all()) {
-        writeChanges(current, { ownerAccountId: null, ownerName: null }, { emitEvents: false });
-      }
+      writes.write(ownerWrites(writes, ownedBy(accountId), ownerDetached));
     },
 
-    /** Hides an agent from the public API, or lists it again. Sync: reports. */
+    /** Hides an agent from the public API, or lists it again. Sync form of `edits.setListed`, for reports.resolve. */
     setListed(id: string, listed: boolean, options: WriteOptions = {}): AgentRow {
       return applyEdit(id, listedEdit(listed, options), options);
     },
