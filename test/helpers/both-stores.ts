@@ -16,24 +16,44 @@ import { makeTempDir } from './temp-dir';
 export interface StoreUnderTest {
   dialect: Dialect;
   open(): Promise<Store>;
+  /**
+   * Another Store on the database of `store` (one `open()` gave): what a second process
+   * would have. SQLite: a second connection to the file; PostgreSQL: a second pool.
+   */
+  openAgain(store: Store): Promise<Store>;
 }
 
 export function bothStores(): { dialects: StoreUnderTest[]; cleanup(): Promise<void> } {
   let postgres: TestPostgres | undefined;
   let databases = 0;
   const closers: Array<() => Promise<void> | void> = [];
+  const reopeners = new Map<Store, () => Promise<Store>>();
+  const openAgain = (store: Store): Promise<Store> => {
+    const reopen = reopeners.get(store);
+    if (!reopen) throw new Error('openAgain() takes a store that open() gave');
+    return reopen();
+  };
   const dialects: StoreUnderTest[] = [
     {
       dialect: 'sqlite',
       async open() {
         const dir = makeTempDir('agentdir-store-');
-        const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
+        const file = path.join(dir, 'agent-directory.sqlite');
+        const db = openDatabase(file);
+        const connections = [db];
         closers.push(() => {
-          db.$client.close();
+          for (const connection of connections) connection.$client.close();
           fs.rmSync(dir, { recursive: true, force: true });
         });
-        return sqliteStore(db);
+        const store = sqliteStore(db);
+        reopeners.set(store, async () => {
+          const again = openDatabase(file);
+          connections.push(again);
+          return sqliteStore(again);
+        });
+        return store;
       },
+      openAgain,
     },
     {
       dialect: 'postgres',
@@ -44,8 +64,14 @@ export function bothStores(): { dialects: StoreUnderTest[]; cleanup(): Promise<v
         postgres.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
         const store = await openPgStore(postgres.urlOf(name), { max: 4 });
         closers.push(() => store.close());
+        reopeners.set(store, async () => {
+          const again = await openPgStore(postgres!.urlOf(name), { max: 4 });
+          closers.push(() => again.close());
+          return again;
+        });
         return store;
       },
+      openAgain,
     },
   ];
   return {

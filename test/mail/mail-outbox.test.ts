@@ -39,7 +39,7 @@ describe('mail outbox', () => {
     expect(mail.html).toContain('First line &amp; more.');
     expect(mail.headers['list-unsubscribe']).toBe('<http://example.test/unsub>');
     expect(mail.headers.from).toBe('Directory <dir@example.test>');
-    await expect.poll(() => server!.services.mail.get(id)?.status).toBe('sent');
+    await expect.poll(async () => (await server!.services.mail.get(id))?.status).toBe('sent');
   });
 
   it('retries with backoff while the SMTP server refuses, and fails nothing else', async () => {
@@ -62,8 +62,11 @@ describe('mail outbox', () => {
     smtp = undefined;
     server = await startTestServer({ mail: { smtpUrl: unreachable, retryDelaysMs: [20], timeoutMs: 2_000 } });
     const id = queue(server, 'cat@example.test');
-    await expect.poll(() => server!.services.mail.get(id)?.status, { timeout: 10_000 }).toBe('failed');
-    expect(server.services.mail.get(id)).toMatchObject({ attemptCount: 2, lastError: expect.stringMatching(/ECONNREFUSED|connect/i) });
+    await expect.poll(async () => (await server!.services.mail.get(id))?.status, { timeout: 10_000 }).toBe('failed');
+    expect(await server.services.mail.get(id)).toMatchObject({
+      attemptCount: 2,
+      lastError: expect.stringMatching(/ECONNREFUSED|connect/i),
+    });
   });
 
   it('writes .eml files into <data-dir>/mail/ without an SMTP URL', async () => {
@@ -71,7 +74,7 @@ describe('mail outbox', () => {
     const id = queue(server, 'dan@example.test');
     const folder = path.join(server.dataDir, 'mail');
     // Sent once the file is in place: from then on it is whole (written aside and renamed).
-    await expect.poll(() => server!.services.mail.get(id)?.status).toBe('sent');
+    await expect.poll(async () => (await server!.services.mail.get(id))?.status).toBe('sent');
     expect(fs.readdirSync(folder)).toHaveLength(1);
     const [file] = fs.readdirSync(folder);
     expect(file).toMatch(new RegExp(`${id}\\.eml$`));

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray, isNotNull, lte, min, or, sql, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
 import type { MailConfig } from '../../config';
 import { requireTransaction, type Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
@@ -8,8 +8,9 @@ import { renderMail, type MailContent } from './mail-templates';
 import { mailOutbox, type MailRow, type MailStatus } from './mail.table';
 
 export interface MailServiceDeps {
+  /** Only the sync `queue` writes on it (see there). */
   db: Db;
-  /** queueInTransaction writes through it, in the caller's store transaction. */
+  /** Everything else: queueInTransaction in the caller's store transaction, the worker's claims and bookkeeping, the reads. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -34,11 +35,13 @@ export function createMailService({ db, store, clock, ids, config }: MailService
   const listeners = new Set<() => void>();
   const delays = config.mail.retryDelaysMs;
 
-  const dueWhere = (now: string): SQL =>
-    or(
+  const dueWhere = (now: string): SQL => {
+    const { mailOutbox } = store.t;
+    return or(
       and(eq(mailOutbox.status, 'pending'), lte(mailOutbox.nextAttemptAt, now)),
       and(eq(mailOutbox.status, 'sending'), isNotNull(mailOutbox.leaseExpiresAt), lte(mailOutbox.leaseExpiresAt, now)),
     )!;
+  };
 
   /** The outbox row of a new mail: rendered now, due at once. */
   const rowOf = (input: QueueMailInput): typeof mailOutbox.$inferInsert & { id: string } => {
@@ -64,8 +67,8 @@ export function createMailService({ db, store, clock, ids, config }: MailService
   return {
     /**
      * Adds a mail to the outbox inside the causing change's sync transaction; returns the mail id.
-     * The sync form, for the callers not yet on the Store: accounts (sign-up, password reset),
-     * claims (queueMail) and the newsletter until it is ported. Goes when they are.
+     * The sync form, for the callers not yet on the Store: claims (services.ts `queueMail`: claim
+     * decisions and the ownership re-checks). Goes when they are ported.
      */
     queue(input: QueueMailInput): string {
       const row = rowOf(input);
@@ -91,89 +94,110 @@ export function createMailService({ db, store, clock, ids, config }: MailService
       return () => listeners.delete(listener);
     },
 
-    /** Takes up to `max` due mails under `owner`'s lease. */
-    claimDue(owner: string, max: number): MailRow[] {
-      return inTransaction(db, () => {
+    /**
+     * Takes up to `max` due mails under `owner`'s lease: pending ones whose time has come, and ones
+     * whose sender's lease ran out (it crashed or stalled). On PostgreSQL the due rows are locked
+     * with SKIP LOCKED, so workers of other processes claiming at the same moment take other mails,
+     * never the same one; on SQLite the transaction holds the only write lock.
+     */
+    async claimDue(owner: string, max: number): Promise<MailRow[]> {
+      return store.transaction(async () => {
+        const { mailOutbox } = store.t;
         const now = clock.now();
-        const rows = db
-          .select()
-          .from(mailOutbox)
-          .where(dueWhere(now.toISOString()))
-          .orderBy(asc(mailOutbox.nextAttemptAt))
-          .limit(max)
-          .all();
+        const rows = await store.rows(
+          store.forUpdate(
+            store.db.select().from(mailOutbox).where(dueWhere(now.toISOString())).orderBy(asc(mailOutbox.nextAttemptAt)).limit(max),
+            { skipLocked: true },
+          ),
+        );
         if (rows.length === 0) return [];
         const leaseExpiresAt = new Date(now.getTime() + LEASE_MS).toISOString();
-        db.update(mailOutbox)
-          .set({ status: 'sending', leaseOwner: owner, leaseExpiresAt })
-          .where(
-            inArray(
-              mailOutbox.id,
-              rows.map((row) => row.id),
+        await store.run(
+          store.db
+            .update(mailOutbox)
+            .set({ status: 'sending', leaseOwner: owner, leaseExpiresAt })
+            .where(
+              inArray(
+                mailOutbox.id,
+                rows.map((row) => row.id),
+              ),
             ),
-          )
-          .run();
+        );
         return rows.map((row) => ({ ...row, status: 'sending' as const, leaseOwner: owner, leaseExpiresAt }));
       });
     },
 
-    recordSent(id: string, owner: string, deliveredTo: string): void {
-      db.update(mailOutbox)
-        .set({
-          status: 'sent',
-          sentAt: isoNow(clock),
-          deliveredTo,
-          lastError: null,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          attemptCount: sql`${mailOutbox.attemptCount} + 1`,
-        })
-        .where(and(eq(mailOutbox.id, id), eq(mailOutbox.leaseOwner, owner)))
-        .run();
+    /** Marks a mail sent, if `owner` still holds its lease; false when another sender took it over meanwhile. */
+    async recordSent(id: string, owner: string, deliveredTo: string): Promise<boolean> {
+      const { mailOutbox } = store.t;
+      const changed = await store.run(
+        store.db
+          .update(mailOutbox)
+          .set({
+            status: 'sent',
+            sentAt: isoNow(clock),
+            deliveredTo,
+            lastError: null,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            attemptCount: sql`${mailOutbox.attemptCount} + 1`,
+          })
+          .where(and(eq(mailOutbox.id, id), eq(mailOutbox.leaseOwner, owner))),
+      );
+      return changed > 0;
     },
 
-    /** Schedules the next attempt with backoff, or gives up after the last configured delay. */
-    recordFailure(row: MailRow, owner: string, error: string): { willRetry: boolean } {
+    /**
+     * Schedules the next attempt with backoff, or gives up after the last configured delay; only
+     * while `owner` holds the lease (the attempt count is the claimed row's: nobody else wrote it since).
+     */
+    async recordFailure(row: MailRow, owner: string, error: string): Promise<{ willRetry: boolean }> {
+      const { mailOutbox } = store.t;
       const attempts = row.attemptCount + 1;
       const delay = delays[attempts - 1];
       const willRetry = delay !== undefined;
       // Up to ±20 % jitter so that many mails queued together do not hit a recovering server at once.
       const jittered = willRetry ? delay + Math.round(delay * 0.2 * (Math.random() * 2 - 1)) : 0;
-      db.update(mailOutbox)
-        .set({
-          status: willRetry ? 'pending' : 'failed',
-          attemptCount: attempts,
-          lastError: error.slice(0, 500),
-          nextAttemptAt: new Date(clock.now().getTime() + jittered).toISOString(),
-          leaseOwner: null,
-          leaseExpiresAt: null,
-        })
-        .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.leaseOwner, owner)))
-        .run();
+      await store.run(
+        store.db
+          .update(mailOutbox)
+          .set({
+            status: willRetry ? 'pending' : 'failed',
+            attemptCount: attempts,
+            lastError: error.slice(0, 500),
+            nextAttemptAt: new Date(clock.now().getTime() + jittered).toISOString(),
+            leaseOwner: null,
+            leaseExpiresAt: null,
+          })
+          .where(and(eq(mailOutbox.id, row.id), eq(mailOutbox.leaseOwner, owner))),
+      );
       return { willRetry };
     },
 
     /** When the next pending mail is due (retries), if any. */
-    nextDueAt(): Date | undefined {
-      const row = db
-        .select({ at: min(mailOutbox.nextAttemptAt) })
-        .from(mailOutbox)
-        .where(eq(mailOutbox.status, 'pending'))
-        .get();
+    async nextDueAt(): Promise<Date | undefined> {
+      const { mailOutbox } = store.t;
+      const row = await store.first(
+        store.db
+          .select({ at: min(mailOutbox.nextAttemptAt) })
+          .from(mailOutbox)
+          .where(eq(mailOutbox.status, 'pending')),
+      );
       return row?.at ? new Date(row.at) : undefined;
     },
 
     /** Mails by status: for metrics and the console. */
-    countsByStatus(): Record<MailStatus, number> {
+    async countsByStatus(): Promise<Record<MailStatus, number>> {
+      const { mailOutbox } = store.t;
       const counts: Record<MailStatus, number> = { pending: 0, sending: 0, sent: 0, failed: 0 };
-      for (const row of db.select({ status: mailOutbox.status, n: count() }).from(mailOutbox).groupBy(mailOutbox.status).all()) {
-        counts[row.status] = row.n;
-      }
+      const rows = await store.rows(store.db.select({ status: mailOutbox.status, n: count() }).from(mailOutbox).groupBy(mailOutbox.status));
+      for (const row of rows) counts[row.status] = row.n;
       return counts;
     },
 
-    get(id: string): MailRow | undefined {
-      return db.select().from(mailOutbox).where(eq(mailOutbox.id, id)).get();
+    async get(id: string): Promise<MailRow | undefined> {
+      const { mailOutbox } = store.t;
+      return store.first(store.db.select().from(mailOutbox).where(eq(mailOutbox.id, id)));
     },
   };
 }

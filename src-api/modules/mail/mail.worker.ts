@@ -18,7 +18,10 @@ const BATCH = 10;
 /**
  * Sends the outbox, like the webhook dispatcher: it wakes when this process
  * queues mail, at the next retry's due time, and otherwise every
- * `pollIntervalMs` (to see mail queued by the CLI). Only startServer starts it.
+ * `pollIntervalMs` (to see mail queued by the CLI or another process). Only
+ * startServer starts it. Workers of several processes share one outbox: each
+ * claims due mails under a lease of its own (mail.claimDue), so a mail goes out
+ * once unless its sender stalls past the lease.
  */
 export function createMailWorker({ mail, clock, config, transport, log = defaultLog }: MailWorkerDeps) {
   const owner = `mail-${randomBytes(6).toString('hex')}`;
@@ -55,22 +58,23 @@ export function createMailWorker({ mail, clock, config, transport, log = default
   const round = async (): Promise<void> => {
     let delay = config.mail.pollIntervalMs;
     try {
-      const rows = mail.claimDue(owner, BATCH);
+      const rows = await mail.claimDue(owner, BATCH);
       sender ??= createMailTransport({ mail: config.mail, dataDir: config.dataDir, log: (message) => log(message) });
       for (const row of rows) {
         if (!running) break; // the lease runs out and the next start sends it
         try {
           const deliveredTo = await sender.send(row);
-          mail.recordSent(row.id, owner, deliveredTo);
+          // Recorded only while the lease is ours: if it ran out mid-send, the worker that took the mail over records it.
+          await mail.recordSent(row.id, owner, deliveredTo);
           sent++;
         } catch (error) {
-          const { willRetry } = mail.recordFailure(row, owner, error instanceof Error ? error.message : String(error));
+          const { willRetry } = await mail.recordFailure(row, owner, error instanceof Error ? error.message : String(error));
           log(`mail: could not send "${row.subject}" to ${row.to} (${willRetry ? 'will retry' : 'giving up'})`, error);
         }
       }
       if (rows.length === BATCH) delay = 0;
       else {
-        const next = mail.nextDueAt();
+        const next = await mail.nextDueAt();
         if (next) delay = Math.min(delay, Math.max(5, next.getTime() - clock.now().getTime()));
       }
     } catch (error) {

@@ -94,8 +94,8 @@ export function createMetrics({ services }: MetricsDeps) {
     help: 'Mails in the outbox, by status (all processes).',
     labelNames: ['status'] as const,
     registers: [registry],
-    collect() {
-      const counts = services.mail.countsByStatus();
+    async collect() {
+      const counts = await services.mail.countsByStatus();
       for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
     },
   });
@@ -103,8 +103,8 @@ export function createMetrics({ services }: MetricsDeps) {
     name: 'agentdir_mail_queue_depth',
     help: 'Mails waiting in the outbox to be sent or retried, or being sent (pending and sending).',
     registers: [registry],
-    collect() {
-      const counts = services.mail.countsByStatus();
+    async collect() {
+      const counts = await services.mail.countsByStatus();
       this.set(counts.pending + counts.sending);
     },
   });
