@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolveAdminToken } from './admin-token';
 import { databasePath, type Config } from './config';
-import { inTransaction, openDatabase } from './db/client';
+import { openDatabase } from './db/client';
 import { connectRedis } from './lib/redis';
-import { seedDemoDirectory } from './demo/seed-demo';
+import { seedDemoDirectoryIfEmpty } from './demo/seed-demo';
 import { buildApp, API_PREFIX } from './http/app';
 import { createServices, type Services } from './services';
 
@@ -34,12 +34,9 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const db = openDatabase(file, { migrationsFolder: options.migrationsFolder });
   const services = createServices({ db, config, redis });
   if (config.demoData) {
-    // Checked and seeded under one write lock, so processes starting together on
-    // an empty database seed it once. Same agents and text on every machine; dates
-    // end today, so the console's "last 30 days" charts show a living directory.
-    inTransaction(db, () => {
-      if (services.agents.countListed() === 0) seedDemoDirectory(services, { baseDate: services.clock.now().toISOString() });
-    });
+    // Seeded once, however many processes start together on an empty database (seedDemoDirectoryIfEmpty).
+    // Same agents and text on every machine; dates end today, so the console's "last 30 days" charts show a living directory.
+    await seedDemoDirectoryIfEmpty(services, { baseDate: services.clock.now().toISOString() });
   }
   const adminToken = resolveAdminToken(config);
 

@@ -94,9 +94,8 @@ export function createServices({
   const agentWrites = createAgentWrites({ db, store, clock, events, onCommitted: () => agents.changed() });
   const agents = createAgentsService({ ...base, store, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
-  // Until their async forms exist: sync writes on SQLite's one connection, so inside the accounts' store transaction.
-  accounts.onRename(async (accountId, name) => agents.renameOwner(accountId, name));
-  accounts.onClose(async (accountId) => agents.detachOwner(accountId));
+  accounts.onRename((accountId, name) => agents.edits.renameOwner(accountId, name));
+  accounts.onClose((accountId) => agents.edits.detachOwner(accountId));
   const search = createSearchService({ ...base, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,

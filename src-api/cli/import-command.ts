@@ -91,9 +91,9 @@ is written. Otherwise everything is written in one transaction.`,
       }
 
       const progress = process.stderr.isTTY ? createProgressBar() : undefined;
-      const summary = await withServices(flags, (services) => {
+      const summary = await withServices(flags, async (services) => {
         try {
-          return importAgents(services, records, {
+          return await importAgents(services, records, {
             emitEvents: flags.emitEvents === true,
             actor: 'cli',
             source: path.basename(file),

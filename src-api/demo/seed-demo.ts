@@ -1,19 +1,19 @@
+import { eq } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { inTransaction, type Db } from '../db/client';
+import type { Store } from '../db/store';
 import { createIdGenerator, randomToken, seededRandomBytes, slugify, type IdGenerator } from '../lib/ids';
 import { sourceUrlKey } from '../lib/urls';
 import { AGENT_TYPES, type AgentType } from '../modules/agents/agents.schemas';
 import type { AgentRow } from '../modules/agents/agents.table';
 import { CLAIM_TOKEN_PREFIX } from '../modules/claims/claims.service';
 import { proofMethodsFor } from '../modules/claims/proof-methods';
-import { claims, type ClaimRow } from '../modules/claims/claims.table';
+import type { ClaimRow } from '../modules/claims/claims.table';
 import type { EventType } from '../modules/events/events.table';
 import { generateMarketingContent, type GeneratedContent, type PostReview } from '../modules/marketing/marketing.generator';
-import { abTests, abTestVariants, marketingPosts } from '../modules/marketing/marketing.table';
 import { emailKeyOf } from '../modules/newsletter/newsletter.service';
-import { newsletterSubscribers, type NewsletterSubscriberRow } from '../modules/newsletter/newsletter.table';
-import { reviews, type ReviewRow } from '../modules/reviews/reviews.table';
-import { submissions, type SubmissionRow } from '../modules/submissions/submissions.table';
+import type { NewsletterSubscriberRow } from '../modules/newsletter/newsletter.table';
+import type { ReviewRow } from '../modules/reviews/reviews.table';
+import type { SubmissionRow } from '../modules/submissions/submissions.table';
 import type { Services } from '../services';
 import { createDemoRandom, type DemoRandom } from './demo-random';
 import {
@@ -134,11 +134,8 @@ function fourthPower(x: number): number {
   return square * square;
 }
 
-function insertAll(db: Db, table: SQLiteTable, rows: readonly object[], chunk = 250): void {
-  for (let i = 0; i < rows.length; i += chunk)
-    db.insert(table)
-      .values(rows.slice(i, i + chunk))
-      .run();
+async function insertAll(store: Store, table: SQLiteTable, rows: readonly object[], chunk = 250): Promise<void> {
+  for (let i = 0; i < rows.length; i += chunk) await store.run(store.db.insert(table).values(rows.slice(i, i + chunk)));
 }
 
 /** A time between `from` and `to` (ms), uniformly. */
@@ -675,12 +672,32 @@ function playOutMarketing(random: DemoRandom, content: GeneratedContent, eventAt
   }
 }
 
+type SeedServices = Pick<Services, 'store' | 'agentWrites'>;
+
+/**
+ * Seeds the demo directory unless an agent is listed already, and says what it wrote (undefined:
+ * nothing). Checked and seeded in one store transaction (SQLite: under its write lock) by one
+ * process at a time (store.runExclusive: on PostgreSQL a process starting at the same moment skips
+ * it, and one starting later finds the agents), so servers starting together seed an empty database once.
+ */
+export async function seedDemoDirectoryIfEmpty(services: SeedServices, options: SeedDemoOptions = {}): Promise<DemoSummary | undefined> {
+  const { store } = services;
+  const run = await store.runExclusive('demo-seed', () =>
+    store.transaction(async () => {
+      const { agents } = store.t;
+      const listed = await store.first(store.db.select({ id: agents.id }).from(agents).where(eq(agents.listed, true)).limit(1));
+      return listed ? undefined : seedDemoDirectory(services, options);
+    }),
+  );
+  return run.ran ? run.value : undefined;
+}
+
 /**
  * Seeds the demo directory into the database behind `services` (meant for an
- * empty one) and says how many rows of each kind it wrote.
+ * empty one), in one store transaction, and says how many rows of each kind it wrote.
  */
-export function seedDemoDirectory(services: Pick<Services, 'db' | 'agentWrites'>, options: SeedDemoOptions = {}): DemoSummary {
-  const { db, agentWrites } = services;
+export async function seedDemoDirectory(services: SeedServices, options: SeedDemoOptions = {}): Promise<DemoSummary> {
+  const { store, agentWrites } = services;
   const seed = options.seed ?? DEMO_SEED;
   const base = Date.parse(options.baseDate ?? DEMO_BASE_DATE);
   const random = createDemoRandom(seed);
@@ -726,21 +743,24 @@ export function seedDemoDirectory(services: Pick<Services, 'db' | 'agentWrites'>
   const testRows = generated.flatMap((content) => (content.abTest ? [content.abTest.test] : []));
   const variantRows = generated.flatMap((content) => content.abTest?.variants ?? []);
 
-  inTransaction(db, () => {
-    agentWrites.write(demoAgents.map((agent) => ({ kind: 'create', row: agent.row })));
-    insertAll(db, reviews, reviewRows);
-    insertAll(db, claims, claimRows);
-    insertAll(db, submissions, submissionRows);
+  await store.transaction(async () => {
+    const { reviews, claims, submissions, newsletterSubscribers, marketingPosts, abTests, abTestVariants } = store.t;
+    await agentWrites.writeAsync(demoAgents.map((agent) => ({ kind: 'create', row: agent.row })));
+    await insertAll(store, reviews, reviewRows);
+    await insertAll(store, claims, claimRows);
+    await insertAll(store, submissions, submissionRows);
     // A subscriber who signed up before the demo was seeded keeps their row.
     for (let i = 0; i < subscriberRows.length; i += 250) {
-      db.insert(newsletterSubscribers)
-        .values(subscriberRows.slice(i, i + 250))
-        .onConflictDoNothing()
-        .run();
+      await store.run(
+        store.db
+          .insert(newsletterSubscribers)
+          .values(subscriberRows.slice(i, i + 250))
+          .onConflictDoNothing(),
+      );
     }
-    insertAll(db, marketingPosts, postRows);
-    insertAll(db, abTests, testRows);
-    insertAll(db, abTestVariants, variantRows);
+    await insertAll(store, marketingPosts, postRows);
+    await insertAll(store, abTests, testRows);
+    await insertAll(store, abTestVariants, variantRows);
   });
 
   return {

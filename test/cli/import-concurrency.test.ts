@@ -7,7 +7,7 @@ import { agentInput, makeTempDir } from '../helpers/test-server';
 import { record } from './cli-helpers';
 
 /**
- * The import plans from a read snapshot, then takes the write lock. These tests
+ * The import plans holding no lock, then takes the write lock. These tests
  * make another connection (standing in for a server process on the same data dir)
  * write in between, at the last progress report before the lock, and check that
  * the import notices and plans again instead of writing a stale plan.
@@ -39,7 +39,7 @@ function betweenPlanAndWrite(work: () => void) {
 }
 
 describe('import racing another writer', () => {
-  it('re-checks under the write lock: a source_url taken in the meantime rejects the import, nothing written', () => {
+  it('re-checks under the write lock: a source_url taken in the meantime rejects the import, nothing written', async () => {
     const { cli, server } = twoConnections();
     const records = [
       { value: record(1), line: 1 },
@@ -49,12 +49,7 @@ describe('import racing another writer', () => {
       server.agents.create(agentInput({ name: 'Rival', source_url: 'https://example.com/agents/agent-2' }), { emitEvents: false });
     });
 
-    let error: unknown;
-    try {
-      importAgents(cli, records, { onProgress });
-    } catch (caught) {
-      error = caught;
-    }
+    const error = await importAgents(cli, records, { onProgress }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ImportRejectedError);
     expect((error as ImportRejectedError).issues).toEqual([
       {
@@ -69,13 +64,13 @@ describe('import racing another writer', () => {
 
   it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', async () => {
     const { cli, server } = twoConnections();
-    importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
+    await importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
 
     const onProgress = betweenPlanAndWrite(() => {
       server.agents.update('shared', { name: 'Renamed by the server' }, { emitEvents: false });
       server.agents.create(agentInput({ name: 'Created meanwhile' }), { emitEvents: false });
     });
-    const summary = importAgents(
+    const summary = await importAgents(
       cli,
       [
         { value: { id: 'shared', tagline: 'Tagline from the import' }, line: 1 },
@@ -85,7 +80,11 @@ describe('import racing another writer', () => {
     );
 
     expect(summary).toEqual({ total: 2, created: 1, updated: 1, unchanged: 0 });
-    expect(await cli.agents.getRow('shared')).toMatchObject({ name: 'Renamed by the server', tagline: 'Tagline from the import', version: 3 });
+    expect(await cli.agents.getRow('shared')).toMatchObject({
+      name: 'Renamed by the server',
+      tagline: 'Tagline from the import',
+      version: 3,
+    });
     // 1: the first import; 2, 3: the server's two writes; 4, 5: this import, counted on from what it re-read.
     const seqs = cli.db.$client.prepare('SELECT change_seq AS seq FROM agents ORDER BY change_seq').all() as { seq: number }[];
     expect(seqs.map((row) => row.seq)).toEqual([3, 4, 5]);

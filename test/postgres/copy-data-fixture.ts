@@ -23,7 +23,7 @@ export async function seedSource(dataDir: string, file: string): Promise<void> {
   const db = openDatabase(file);
   try {
     const services = createServices({ db, config: createConfig({ dataDir }) });
-    seedDemoDirectory(services);
+    await seedDemoDirectory(services);
     await services.accounts.createVerified({ email: 'Owner@Example.org', name: 'Owner', roles: ['moderator'] }, 'test');
     await services.keys.create('copy test key', 'test');
     services.webhooks.add({ url: 'https://hooks.example.org/in', events: [], description: 'copy test' }, { actor: 'test' });

@@ -39,7 +39,7 @@ describe('cli copy-data while the source is being written', () => {
       dir = makeTempDir('agentdir-copy-live-');
       const file = path.join(dir, 'agent-directory.sqlite');
       const db = openDatabase(file);
-      seedDemoDirectory(createServices({ db, config: createConfig({ dataDir: dir }) }));
+      await seedDemoDirectory(createServices({ db, config: createConfig({ dataDir: dir }) }));
       db.$client.close();
 
       const writer = new Database(file);

@@ -29,11 +29,11 @@ interface Seeded {
 }
 
 /** A fresh database with its own random ids and the system clock: the demo must not depend on either. */
-function seedFresh(): Seeded {
+async function seedFresh(): Promise<Seeded> {
   const dataDir = makeTempDir('agentdir-demo-');
   const db = openDatabase(path.join(dataDir, 'agent-directory.sqlite'));
   const services = createServices({ db, config: createConfig({ dataDir }) });
-  const summary = seedDemoDirectory(services);
+  const summary = await seedDemoDirectory(services);
   return { db, services, summary };
 }
 
@@ -53,9 +53,9 @@ function one<T>(db: Db, query: string, ...params: unknown[]): T {
 let first: Seeded;
 let second: Seeded;
 
-beforeAll(() => {
-  first = seedFresh();
-  second = seedFresh();
+beforeAll(async () => {
+  first = await seedFresh();
+  second = await seedFresh();
 });
 afterAll(() => {
   first.db.$client.close();

@@ -1,6 +1,6 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
-import type { Store } from '../../db/store';
+import { requireTransaction, type Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import { sourceUrlKey } from '../../lib/urls';
 import type { EventsService } from '../events/events.service';
@@ -65,7 +65,6 @@ export interface AgentWritesDeps {
  * app's advisory locks): taken before a writer draws sequence values and held to its commit.
  */
 const CHANGE_SEQ_LOCK = 0x61676e7473; // the bytes of 'agnts'
-
 
 /** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
 const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
@@ -233,6 +232,25 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
       return store.inTransaction ? work() : store.transaction(work);
     },
 
+    /** `latestChangeSeq` on either store. */
+    async latestChangeSeqAsync(): Promise<number> {
+      if (store.dialect === 'sqlite') return (await store.first({ get: () => ({ seq: statements().latest.get() as number }) }))!.seq;
+      const [row] = await store.all<{ seq: string | number | null }>(sql`SELECT max(change_seq) AS seq FROM agents`);
+      return Number(row?.seq ?? 0);
+    },
+
+    /**
+     * max(change_seq) in the caller's store transaction, with the change cursor held until it
+     * ends: no other agent write commits in between (SQLite: the transaction holds the write
+     * lock; PostgreSQL: the advisory lock writers take, see nextSeqsPg). A bulk write that
+     * planned from an earlier max checks it here.
+     */
+    async latestChangeSeqForWrite(): Promise<number> {
+      requireTransaction(store, 'agentWrites.latestChangeSeqForWrite');
+      if (store.dialect === 'postgres') await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
+      return writes.latestChangeSeqAsync();
+    },
+
     /** `touch`, async on either store (no version, no change_seq). */
     async touchAsync(row: AgentRow): Promise<void> {
       if (store.dialect === 'sqlite')
@@ -282,7 +300,9 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     await store.all(
       sql`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m >= (SELECT last_value FROM agents_change_seq)`,
     );
-    const rows = await store.all<{ seq: string | number }>(sql`SELECT nextval('agents_change_seq') AS seq FROM generate_series(1, ${count})`);
+    const rows = await store.all<{ seq: string | number }>(
+      sql`SELECT nextval('agents_change_seq') AS seq FROM generate_series(1, ${count})`,
+    );
     return rows.map((row) => Number(row.seq));
   };
 

@@ -1,6 +1,6 @@
-import { inArray } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { inTransaction, type Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { ValidationError } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -8,11 +8,11 @@ import { idParamSchema } from '../../lib/schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { AgentWrite, AgentWrites } from './agent-writes';
 import { agentPatchSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
-import { agents, type AgentRow } from './agents.table';
+import type { AgentRow } from './agents.table';
 
 /** What an import works with; every row is written through the agents' one write path. */
 export interface ImportDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   ids: IdGenerator;
   audit: AuditService;
@@ -37,17 +37,19 @@ export interface ImportDeps {
  *
  * Every record is checked before anything is written: its shape, duplicate ids,
  * and source URLs that would be shared by two listed agents (within the file, or
- * with an agent already in the directory). The checks read a snapshot without the
- * write lock; the writes then happen in one transaction, which checks again first
- * if agents changed in the meantime (max(change_seq) moved). No webhook events
+ * with an agent already in the directory). The checks read without any lock; the
+ * writes then happen in one store transaction, which first takes the agents' change
+ * cursor (agent-writes.latestChangeSeqForWrite) and plans again if agents changed
+ * in the meantime (max(change_seq) moved). No webhook events
  * unless `emitEvents` (then `agent.registered`, `agent.updated` and `agent.verified`,
  * as the single-agent writes record them, through the events service and its listeners).
  *
  * The rows are built and written by the agents' write path (agent-writes.ts), as
  * the service's single writes are: derived columns and trust score, version + 1,
- * updated_at, a fresh change_seq per row, the events. It is called with a thousand
- * rows at a time inside the import's one transaction (the service's per-call
- * savepoint and permission checks would cost 10 s per 100,000 creates).
+ * updated_at, a fresh change_seq per row, the events. writeAsync is called with a
+ * thousand rows at a time inside the import's one transaction (on SQLite each call
+ * is one synchronous step of prepared statements; the service's per-call savepoint
+ * and permission checks would cost 10 s per 100,000 creates).
  */
 
 /** One record of an import file, with where it came from for error messages. */
@@ -158,25 +160,29 @@ interface Plan {
 const LOOKUP_CHUNK = 500;
 const PROGRESS_EVERY = 1000;
 
-export function importAgents(deps: ImportDeps, records: readonly ImportRecord[], options: ImportOptions = {}): ImportSummary {
-  const { db } = deps;
+export async function importAgents(
+  deps: ImportDeps,
+  records: readonly ImportRecord[],
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
   const { onProgress } = options;
   const total = records.length;
 
   // 1. The shape of every record: no database needed.
   const { checked, issues: shapeIssues } = checkShapes(records, onProgress);
 
-  // 2. Against the directory, from a read snapshot: no write lock held while planning.
+  // 2. Against the directory, holding no lock while planning. A write committed meanwhile
+  // moves max(change_seq) past what the plan saw first, so step 3 notices it.
   const plan = () => planImport(deps, checked, shapeIssues);
-  let planned = db.$client.transaction(plan)();
+  let planned = await plan();
   onProgress?.({ phase: 'validating', done: total, total });
   if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
 
-  // 3. All writes in one transaction. If another process changed agents since the
-  // plan was made (change_seq moved), plan again under the lock before writing.
-  return inTransaction(db, () => {
-    if (deps.agentWrites.latestChangeSeq() !== planned.seenChangeSeq) {
-      planned = plan();
+  // 3. All writes in one transaction, with the change cursor held (no other agent write
+  // until it commits). If agents changed since the plan was made, plan again first.
+  return deps.store.transaction(async () => {
+    if ((await deps.agentWrites.latestChangeSeqForWrite()) !== planned.seenChangeSeq) {
+      planned = await plan();
       if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
     }
     return writeImport(deps, planned, options, total);
@@ -210,8 +216,12 @@ function checkShapes(records: readonly ImportRecord[], onProgress: ImportOptions
 }
 
 /** What each record will do, and every problem found. Reads only. */
-function planImport({ db, clock, ids, agentWrites }: ImportDeps, checked: readonly Checked[], shapeIssues: readonly ImportIssue[]): Plan {
-  const seenChangeSeq = agentWrites.latestChangeSeq();
+async function planImport(
+  { store, clock, ids, agentWrites }: ImportDeps,
+  checked: readonly Checked[],
+  shapeIssues: readonly ImportIssue[],
+): Promise<Plan> {
+  const seenChangeSeq = await agentWrites.latestChangeSeqAsync();
   const issues = [...shapeIssues];
   const issue = (record: ImportRecord, pointer: string, detail: string) =>
     issues.push({ line: record.line, index: record.index, pointer, detail });
@@ -225,31 +235,25 @@ function planImport({ db, clock, ids, agentWrites }: ImportDeps, checked: readon
     if (first) issue(record, '/id', `"${data.id}" appears more than once (first at ${where(first)})`);
     else firstById.set(data.id, record);
   }
-  const existing = loadRows(db, [...firstById.keys()]);
+  const existing = await loadRows(store, [...firstById.keys()]);
 
   // Ids for new agents: generated, then checked against the file and the directory in one pass.
   const taken = new Set(firstById.keys());
-  const uniqueId = (name: string, inDirectory: (id: string) => boolean): string => {
+  const uniqueId = async (name: string, inDirectory: (id: string) => Promise<boolean>): Promise<string> => {
     let id = ids.agent(name);
-    while (taken.has(id) || inDirectory(id)) id = ids.agent(name);
+    while (taken.has(id) || (await inDirectory(id))) id = ids.agent(name);
     taken.add(id);
     return id;
   };
   const generatedIds = new Map<Checked, string>();
   for (const item of checked) {
     if (item.data.id === undefined && item.data.name !== undefined)
-      generatedIds.set(
-        item,
-        uniqueId(item.data.name, () => false),
-      );
+      generatedIds.set(item, await uniqueId(item.data.name, async () => false));
   }
-  const clashes = loadRows(db, [...generatedIds.values()]);
+  const clashes = await loadRows(store, [...generatedIds.values()]);
   for (const [item, id] of generatedIds) {
     if (clashes.has(id))
-      generatedIds.set(
-        item,
-        uniqueId(item.data.name!, (candidate) => loadRows(db, [candidate]).size > 0),
-      );
+      generatedIds.set(item, await uniqueId(item.data.name!, async (candidate) => (await loadRows(store, [candidate])).size > 0));
   }
 
   // Each record: a create (which needs the required fields), an update, or nothing to do.
@@ -329,7 +333,7 @@ function planImport({ db, clock, ids, agentWrites }: ImportDeps, checked: readon
   // Source URLs: no two listed agents may share one once the import is done
   // (agents in the file are judged by their new source_url, the others by their current one).
   const idsInFile = new Set(finalSources.map((source) => source.id));
-  const listedByKey = loadListedSourceKeys(db);
+  const listedByKey = await loadListedSourceKeys(store);
   const firstByKey = new Map<string, ImportRecord>();
   for (const { record, url, key, listed } of finalSources) {
     if (!listed) continue;
@@ -346,7 +350,8 @@ function planImport({ db, clock, ids, agentWrites }: ImportDeps, checked: readon
   return { seenChangeSeq, operations, issues };
 }
 
-function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, options: ImportOptions, total: number): ImportSummary {
+/** In the import's store transaction. */
+async function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, options: ImportOptions, total: number): Promise<ImportSummary> {
   const { emitEvents = false, onProgress } = options;
   const summary: ImportSummary = { total, created: 0, updated: 0, unchanged: 0 };
   for (let n = 0; n < plan.operations.length; n += PROGRESS_EVERY) {
@@ -360,12 +365,12 @@ function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, options: Im
         writes.push(operation);
       }
     }
-    agentWrites.write(writes, { emitEvents, via: 'import' });
+    await agentWrites.writeAsync(writes, { emitEvents, via: 'import' });
   }
   onProgress?.({ phase: 'writing', done: total, total });
 
   if (options.actor && summary.created + summary.updated > 0) {
-    audit.record({
+    await audit.recordInTransaction({
       actor: options.actor,
       action: 'agent.import',
       entityType: 'import',
@@ -376,21 +381,23 @@ function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, options: Im
   return summary;
 }
 
-function loadRows(db: Db, idList: readonly string[]): Map<string, AgentRow> {
+async function loadRows(store: Store, idList: readonly string[]): Promise<Map<string, AgentRow>> {
+  const { agents } = store.t;
   const rows = new Map<string, AgentRow>();
   for (let i = 0; i < idList.length; i += LOOKUP_CHUNK) {
     const chunk = idList.slice(i, i + LOOKUP_CHUNK);
-    for (const row of db.select().from(agents).where(inArray(agents.id, chunk)).all()) rows.set(row.id, row);
+    for (const row of await store.rows(store.db.select().from(agents).where(inArray(agents.id, chunk)))) rows.set(row.id, row);
   }
   return rows;
 }
 
-/** source_url_key → ids of the listed agents with it (normally one). */
-function loadListedSourceKeys(db: Db): Map<string, string[]> {
+/** source_url_key → ids of the listed agents with it (normally one). Raw rows: a million of them at most, two strings each. */
+async function loadListedSourceKeys(store: Store): Promise<Map<string, string[]>> {
+  const { agents } = store.t;
   const byKey = new Map<string, string[]>();
-  const rows = db.$client
-    .prepare(`SELECT "${agents.id.name}" AS id, "${agents.sourceUrlKey.name}" AS key FROM "agents" WHERE "${agents.listed.name}" = 1`)
-    .all() as { id: string; key: string }[];
+  const rows = await store.all<{ id: string; key: string }>(
+    sql`SELECT ${agents.id} AS id, ${agents.sourceUrlKey} AS key FROM ${agents} WHERE ${eq(agents.listed, true)}`,
+  );
   for (const { id, key } of rows) {
     const list = byKey.get(key);
     if (list) list.push(id);

@@ -15,9 +15,6 @@ import {
   changeOf,
   createAgentEdits,
   listedEdit,
-  ownerDetached,
-  ownerRenamed,
-  ownerWrites,
   profileChanges,
   statusEdit,
   updateEdit,
@@ -112,7 +109,6 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
     });
 
   /** An owner's agents (sync: the owner hooks' sync forms). */
-  const ownedBy = (accountId: string): AgentRow[] => db.select().from(agents).where(eq(agents.ownerAccountId, accountId)).all();
 
   const { sync, ...asyncReads } = reads;
   const service = {
@@ -266,22 +262,6 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
           .orderBy(asc(byteOrder(store, agents.agentCardFetchedAt)))
           .limit(limit),
       );
-    },
-
-    /**
-     * An owner account's new name on each of its agents' profiles (no webhook: the listing itself did not change).
-     * Sync form of `edits.renameOwner`, for accounts.rename's sync hook (services.ts).
-     */
-    renameOwner(accountId: string, name: string): void {
-      writes.write(ownerWrites(writes, ownedBy(accountId), ownerRenamed(name)));
-    },
-
-    /**
-     * A closed owner account: its agents stay, without an owner. Call inside the closing transaction.
-     * Sync form of `edits.detachOwner`, for accounts.close's sync hook (services.ts).
-     */
-    detachOwner(accountId: string): void {
-      writes.write(ownerWrites(writes, ownedBy(accountId), ownerDetached));
     },
 
     /** Hides an agent from the public API, or lists it again. Sync form of `edits.setListed`, for reports.resolve. */

@@ -1,0 +1,88 @@
+import { asc, count, eq } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src-api/db/store';
+import { seedDemoDirectoryIfEmpty } from '../../src-api/demo/seed-demo';
+import { systemClock } from '../../src-api/lib/clock';
+import { createIdGenerator } from '../../src-api/lib/ids';
+import { createAgentWrites, type AgentWrites } from '../../src-api/modules/agents/agent-writes';
+import { importAgents, ImportRejectedError, type ImportDeps } from '../../src-api/modules/agents/agents-import';
+import { createAuditService } from '../../src-api/modules/audit/audit.service';
+import { createEventsService } from '../../src-api/modules/events/events.service';
+import { bothStores } from '../helpers/both-stores';
+
+/**
+ * `cli import` and the demo seeder on the data-access seam, on SQLite and PostgreSQL 15:
+ * both write agents through agent-writes.writeAsync (change_seq, trust score, events)
+ * in one store transaction. test/cli covers the command and the import racing another
+ * writer on SQLite; here two processes seeding one empty PostgreSQL database at once seed it once.
+ */
+const stores = bothStores();
+afterAll(() => stores.cleanup());
+
+function partsOf(store: Store): ImportDeps & { agentWrites: AgentWrites } {
+  const ids = createIdGenerator();
+  const db = store.dialect === 'sqlite' ? store.db : undefined;
+  const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
+  const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
+  return { store, clock: systemClock, ids, audit, agentWrites: createAgentWrites({ db, store, clock: systemClock, events }) };
+}
+
+const record = (n: number, fields: Record<string, unknown> = {}) => ({
+  value: { name: `Imported ${n}`, tagline: `Tagline ${n}`, source_url: `https://example.com/imported-${n}`, ...fields },
+  line: n,
+});
+
+describe.each(stores.dialects)('import and demo seeding on $dialect', ({ dialect, open, openAgain }) => {
+  it('imports new agents and updates, checks every record first, and audits the import', async () => {
+    const store = await open();
+    const deps = partsOf(store);
+    const { agents, auditLog, events } = store.t;
+    const first = await importAgents(deps, [record(1, { id: 'agt-one' }), record(2), record(3)], { actor: 'cli', source: 'a.jsonl' });
+    expect(first).toEqual({ total: 3, created: 3, updated: 0, unchanged: 0 });
+    const rows = await store.rows(store.db.select().from(agents).orderBy(asc(agents.changeSeq)));
+    expect(rows.map((row) => row.changeSeq)).toEqual([1, 2, 3]);
+    expect(rows[0]).toMatchObject({ id: 'agt-one', sourceUrlKey: 'example.com/imported-1', version: 1 });
+
+    const rejected = await importAgents(deps, [
+      { value: { id: 'agt-one', tagline: 'Changed' }, line: 1 },
+      record(4, { source_url: 'https://EXAMPLE.com/imported-2' }),
+    ]).catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(ImportRejectedError);
+    expect((rejected as ImportRejectedError).issues.map((issue) => issue.pointer)).toEqual(['/source_url']);
+    expect((await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-one'))))?.tagline).toBe('Tagline 1');
+
+    const second = await importAgents(deps, [{ value: { id: 'agt-one', tagline: 'Changed' }, line: 1 }, record(2, { id: rows[1]!.id })], {
+      actor: 'cli',
+      emitEvents: true,
+    });
+    expect(second).toEqual({ total: 2, created: 0, updated: 1, unchanged: 1 });
+    expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-one')))).toMatchObject({
+      tagline: 'Changed',
+      version: 2,
+      changeSeq: 4,
+    });
+    expect((await store.rows(store.db.select().from(events))).map((event) => event.type)).toEqual(['agent.updated']);
+    const audited = await store.rows(store.db.select().from(auditLog).where(eq(auditLog.action, 'agent.import')));
+    expect(audited.map((entry) => entry.after)).toEqual([
+      { total: 3, created: 3, updated: 0, unchanged: 0, emit_events: false },
+      { total: 2, created: 0, updated: 1, unchanged: 1, emit_events: true },
+    ]);
+  });
+
+  it('seeds an empty directory once, even when two processes start at the same moment', async () => {
+    const store = await open();
+    const other = await openAgain(store);
+    const options = { baseDate: '2025-06-01T00:00:00.000Z' };
+    const seed = (on: Store) => seedDemoDirectoryIfEmpty(partsOf(on), options);
+    // PostgreSQL: side by side. SQLite: one after the other (two connections in one event loop would
+    // wait on each other's write lock with the loop blocked; across processes BEGIN IMMEDIATE orders them).
+    const [a, b] = dialect === 'postgres' ? await Promise.all([seed(store), seed(other)]) : [await seed(store), await seed(other)];
+    const seeded = [a, b].filter((summary) => summary !== undefined);
+    expect(seeded).toHaveLength(1);
+    const { agents, reviews } = store.t;
+    const listed = (await store.first(store.db.select({ n: count() }).from(agents).where(eq(agents.listed, true))))?.n;
+    expect(listed).toBe(seeded[0]!.agents);
+    expect((await store.first(store.db.select({ n: count() }).from(reviews)))?.n).toBe(seeded[0]!.reviews);
+    expect(await seedDemoDirectoryIfEmpty(partsOf(other), options)).toBeUndefined();
+  });
+});
