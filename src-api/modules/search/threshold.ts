@@ -8,8 +8,10 @@ import type { TopK } from './top-k';
 
 /**
  * The threshold algorithm (Fagin, Lotem, Naor, "Optimal aggregation algorithms for middleware", 2003) over
- * the impact-ordered prefixes of the query's terms (`impact-orders.ts`), for queries whose every word is
- * frequent and whose matches must have every word.
+ * the impact-ordered prefixes of the query's terms (`impact-orders.ts`), for queries on words many agents use
+ * whose matches must have every word. A term too rare to have an impact order (a prefix's rare completions, or
+ * a word's rare forms, beside a frequent expansion) is read whole first: then no unseen agent has it. Once
+ * every list of some word has been read to its end, every agent with that word was seen, and the run ends.
  *
  * Each expansion's prefix is read from its start; an agent seen for the first time that matches (the matching
  * bitset: every word, live, filters) is scored in full (`scoreSlot`). An agent not seen yet has, for each
@@ -80,17 +82,31 @@ export function thresholdTopK(
   const orderSlots: Int32Array[] = [];
   const orderValues: Uint16Array[] = [];
   const complete: boolean[] = [];
+  // Terms too rare for an impact order (a prefix's rare completions beside a typo match in half the agents, as
+  // "caln" for "can"): read whole up front, so that from then on no unseen agent has them (complete and ended).
+  const rare: number[] = [];
+  let rarePostings = 0;
   for (let e = 0; e < lists; e++) {
     const termId = termIds[e]!;
     const slots = store.impactOrderSlots[termId];
-    if (slots === undefined) return false;
+    const start = store.baseOffsets[termId]!;
+    const end = store.baseOffsets[termId + 1]!;
+    if (slots === undefined) {
+      rare.push(e);
+      rarePostings += end - start;
+      orderSlots.push(store.baseSlots.subarray(start, end));
+      orderValues.push(store.baseImpacts.subarray(start, end));
+      complete.push(true);
+      continue;
+    }
     orderSlots.push(slots);
     orderValues.push(store.impactOrderValues[termId]!);
-    complete.push(slots.length === store.baseOffsets[termId + 1]! - store.baseOffsets[termId]!);
+    complete.push(slots.length === end - start);
   }
   for (let t = 0, from = 0; t < termCount; from = wordEnds[t++]!) if (wordEnds[t] === from) return false;
 
   const budget = marked.length + Math.max(THRESHOLD_BUDGET.minimum, store.baseSlotCount * THRESHOLD_BUDGET.share);
+  if (rarePostings > budget - marked.length) return false;
   const visit = (slot: number): void => scoreOnce(slot, scorer, matching, top, seen, marked);
   forEachNamed(store, nameKey, (slot) => {
     if (slot < store.baseSlotCount) visit(slot);
@@ -116,6 +132,7 @@ export function thresholdTopK(
     for (let i = read[e]!; i < end; i++) visit(slots[i]!);
     read[e] = end;
   };
+  for (const e of rare) readUpTo(e, orderSlots[e]!.length);
   let result: boolean | undefined;
   while (result === undefined) {
     // The best score an unseen agent could have: per word the best expansion (a float32, as the scorer keeps it).
@@ -124,8 +141,11 @@ export function thresholdTopK(
     let sum = 0;
     let open = 0;
     let done = 0;
+    // A word whose every list was read to its end: every agent with it was seen, and a match needs every word.
+    let wordSeen = false;
     for (let t = 0, e = 0; t < termCount; t++) {
       let best = 0;
+      const doneBefore = done;
       for (const end = wordEnds[t]!; e < end; e++) {
         if (ended(e)) {
           done++;
@@ -137,12 +157,13 @@ export function thresholdTopK(
         listValue[e] = orderValues[e]![at(e)]!;
         if (bound[0]! > best) best = bound[0]!;
       }
+      if (done - doneBefore === wordEnds[t]! - (t === 0 ? 0 : wordEnds[t - 1]!)) wordSeen = true;
       wordBest[t] = best;
       sum += best;
     }
     const key = termCount + Math.min(0.9999, sum / termCount);
-    if (done === lists)
-      result = true; // Every posting seen.
+    if (wordSeen)
+      result = true; // Every posting of a word (every posting, when it is the only one) seen.
     else if (top.full && key < top.worstScore) result = true;
     else if (top.full && ties && key === top.worstScore && stopsInTies()) result = thresholdStats.inTies = true;
     else if (

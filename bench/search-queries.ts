@@ -1,0 +1,97 @@
+/**
+ * The index alone, query by query: for each distinct query of a class (as bench/search-classes.ts builds the
+ * index), its fastest time of `--rounds`, how many of the class's queries it is, what the pruned scorer did
+ * (threshold algorithm done / gave up / skipped, agents visited, blocks scored) and its share of the class's
+ * time. Finds the few queries that make a class's CPU and p99 (e.g. "caln" among the prefixes).
+ *
+ *   npx tsx bench/search-queries.ts --agents 100000 [--classes prefix,two] [--rounds 5] [--top 15] [--count 1000]
+ *     [--q "caln"] [--profile FILE]
+ *
+ * `--q`: only the class's queries with this text. `--profile FILE`: a CPU profile of the timed rounds (rounds × 20).
+ *
+ * Not a test: numbers depend on the machine.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
+import { SearchIndex } from '../src-api/modules/search/search-index';
+import { pruningStats } from '../src-api/modules/search/pruned';
+import { thresholdStats } from '../src-api/modules/search/threshold';
+import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+
+const argument = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const size = Number(argument('agents') ?? 100_000);
+const rounds = Number(argument('rounds') ?? 5);
+const top = Number(argument('top') ?? 15);
+const count = Number(argument('count') ?? 1000);
+const onlyQ = argument('q');
+const profileFile = argument('profile');
+const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
+  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
+) as SearchClass[];
+const load = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+
+console.log(`node ${process.version}, ${size.toLocaleString('en')} agents, load ${load()}`);
+const agents = generateAgents(size);
+const index = new SearchIndex();
+// As bench/search-classes.ts: in id order, the trust scores a fresh import gives.
+const order = agents.map((agent, i) => ({ id: agent.id, i })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+for (const { i } of order) {
+  const a = agents[i]!;
+  index.apply({ ...a, trustScore: a.type === 'other' ? 17 : 20, listed: true, status: 'active' });
+  if (i % 50_000 === 0) index.maybeCompact(true);
+}
+index.compact();
+
+for (const kind of classes) {
+  const queries = classSearches(agents, kind, count).filter(({ q }) => onlyQ === undefined || q === onlyQ);
+  const distinct = new Map<string, { query: (typeof queries)[number]; times: number; best: number; outcome: string }>();
+  for (const query of queries) {
+    const key = JSON.stringify(query);
+    const entry = distinct.get(key);
+    if (entry) entry.times++;
+    else distinct.set(key, { query, times: 1, best: Infinity, outcome: '' });
+  }
+  const run = ({ q, type, min_trust, capabilities }: (typeof queries)[number]) =>
+    index.search(q, 20, { type, minTrust: min_trust, capabilities });
+  for (const entry of distinct.values()) run(entry.query);
+  const session = new Session();
+  if (profileFile) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  for (let round = 0; round < (profileFile ? rounds * 20 : rounds); round++)
+    for (const entry of distinct.values()) {
+      // The exhaustive scorer leaves the pruned scorer's figures alone: -1 tells it ran.
+      pruningStats.blocks = -1;
+      const started = performance.now();
+      const { total } = run(entry.query);
+      entry.best = Math.min(entry.best, (performance.now() - started) * 1000);
+      entry.outcome =
+        pruningStats.blocks === -1
+          ? `total ${total}, exhaustive`
+          : `total ${total}, ${pruningStats.threshold}` +
+            (pruningStats.threshold === 'skipped' ? '' : ` (visited ${thresholdStats.visited})`) +
+            `, blocks scored ${pruningStats.scored}/${pruningStats.blocks}`;
+    }
+  if (profileFile) {
+    const { profile } = await session.post('Profiler.stop');
+    fs.writeFileSync(`${profileFile}.${kind.replace(/ /g, '-')}.cpuprofile`, JSON.stringify(profile));
+  }
+  const sum = [...distinct.values()].reduce((s, e) => s + e.best * e.times, 0);
+  console.log(`\n${kind}: ${queries.length} queries, ${distinct.size} distinct, ${(sum / queries.length).toFixed(1)} µs a query (sum of bests)`);
+  for (const e of [...distinct.values()].sort((a, b) => b.best * b.times - a.best * a.times).slice(0, top))
+    console.log(
+      `${e.best.toFixed(0).padStart(7)} µs x${String(e.times).padStart(3)} ${((100 * e.best * e.times) / sum).toFixed(1).padStart(5)}%  ${JSON.stringify(e.query.q)}  ${e.outcome}`,
+    );
+}
+console.log(`\nload ${load()}`);
