@@ -66,7 +66,6 @@ const clock = { now: () => new Date() };
 const ids2 = { next: () => 'x', agent: () => 'x' };
 const agentsStub = { get: () => ({}), getRow: () => ({}) } as unknown as AgentsService;
 const reviewsService = createReviewsService({
-  db,
   store,
   clock,
   ids: ids2,

@@ -253,7 +253,7 @@ async function main(): Promise<void> {
     record('judged query set (bench/quality): MRR@5', '≥ 0.8', judged.mrrAt5.toFixed(3), judged.mrrAt5 >= 0.8);
 
     // 5. In-process: search latency and write throughput on the same data dir.
-    const inProcess = measureInProcess(dataDir, agents, searches, Boolean(options.smoke));
+    const inProcess = await measureInProcess(dataDir, agents, searches, Boolean(options.smoke));
     record(
       'search in-process p50 / p99',
       'p99 ≤ 5 ms',

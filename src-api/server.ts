@@ -52,32 +52,37 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // and /health answers meanwhile; then the profile cache is filled the same
   // way, and trust scores catch up with the age signal (and again daily).
   let stopProfileWarmUp: (() => void) | undefined;
-  let stopTrustRefresh: (() => void) | undefined;
   // Background work that fails (say the database stays locked past busy_timeout) is reported, not fatal:
   // requests finish the index catch-up themselves, the profile cache fills on demand, and the trust
   // refresh runs again tomorrow.
   const reportBackgroundError = (what: string) => (error: unknown) => console.error(`${what} failed:`, error);
   // Each job is marked as background work until it ends (/health's `idle`); the search index then takes in
   // what the trust refresh changed, so an idle server has nothing left to catch up.
-  let endTrustRefreshWork: (() => void) | undefined;
+  // Through store.runExclusive: one process at a time on PostgreSQL (the others skip that run), and on
+  // SQLite one run at a time here (a daily tick while the start-up run still goes is skipped).
+  const trustRefresh = { stopped: false };
+  let trustRefreshRun: Promise<void> | undefined;
   const refreshTrustScores = (endWork = services.background.begin()) => {
-    stopTrustRefresh?.();
-    endTrustRefreshWork?.();
-    endTrustRefreshWork = endWork;
-    stopTrustRefresh = services.agents.refreshTrustScoresInBackground({
-      onDone: () => {
-        try {
-          services.search.refresh();
-        } catch (error) {
-          reportBackgroundError('Search index catch-up')(error);
-        }
-        endWork();
-      },
-      onError: (error) => {
-        endWork();
-        reportBackgroundError('Trust score refresh')(error);
-      },
-    });
+    const run = services.store
+      .runExclusive('trust-refresh', () => services.agents.refreshTrustScores(trustRefresh))
+      .then(
+        (result) => {
+          if (result.ran && !trustRefresh.stopped) {
+            try {
+              services.search.refresh();
+            } catch (error) {
+              reportBackgroundError('Search index catch-up')(error);
+            }
+          }
+          endWork();
+        },
+        (error) => {
+          endWork();
+          reportBackgroundError('Trust score refresh')(error);
+        },
+      );
+    // close() waits for every run still going (a daily tick may start while the start-up run goes on).
+    trustRefreshRun = Promise.all([trustRefreshRun, run]).then(() => undefined);
   };
   const endWarmUp = services.background.begin();
   const stopIndexWarmUp = services.search.warmUp({
@@ -135,7 +140,8 @@ export async function startServer(config: Config, options: StartServerOptions = 
       closed = true;
       stopIndexWarmUp();
       stopProfileWarmUp?.();
-      stopTrustRefresh?.();
+      trustRefresh.stopped = true;
+      await trustRefreshRun; // the slice in progress, before the database closes
       clearInterval(dailyTrustRefresh);
       clearInterval(hourlyAgentCards);
       clearInterval(hourlyOwnershipRechecks);

@@ -56,7 +56,7 @@ export async function measureQuality(base: string, agents: BenchAgent[], smoke: 
   };
 }
 
-export function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>, smoke: boolean) {
+export async function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>, smoke: boolean) {
   const config = createConfig({ dataDir, demoData: false, searchCache: false });
   const db = openDatabase(databasePath(config));
   const services = createServices({ db, config });
@@ -89,7 +89,7 @@ export function measureInProcess(dataDir: string, agents: BenchAgent[], searches
   const started = performance.now();
   for (let i = 0; i < writes; i++) {
     const agent = agents[random.int(agents.length)]!;
-    if (i % 2 === 0) services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
+    if (i % 2 === 0) await services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
     else services.agents.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
   }
   const writesPerSecond = writes / ((performance.now() - started) / 1000);

@@ -106,8 +106,8 @@ describe('agents moderation', () => {
 describe('reviews moderation', () => {
   it("lists an agent's reviews with hidden ones, and hiding one moves the public rating", async () => {
     const agent = createAgent({ name: 'Reviewed Agent' });
-    const good = server.services.reviews.create(agent.id, { rating: 5, comment: 'Great', reviewer_name: 'Ann' });
-    const spam = server.services.reviews.create(agent.id, { rating: 1, comment: 'BUY NOW', reviewer_name: null });
+    const good = await server.services.reviews.create(agent.id, { rating: 5, comment: 'Great', reviewer_name: 'Ann' });
+    const spam = await server.services.reviews.create(agent.id, { rating: 1, comment: 'BUY NOW', reviewer_name: null });
 
     const hidden = await mutation('reviews.setHidden', { id: spam.id, hidden: true });
     expect(hidden.status).toBe(200);

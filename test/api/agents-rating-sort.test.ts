@@ -8,11 +8,11 @@ beforeAll(async () => {
   const { agents, reviews } = server.services;
   const review = (id: string, rating: number) => reviews.create(id, { rating, comment: 'ok', reviewer_name: 'r' });
   const lucky = agents.create(agentInput({ name: 'One Star Wonder' }), { emitEvents: false });
-  review(lucky.id, 5);
+  await review(lucky.id, 5);
   const steady = agents.create(agentInput({ name: 'Steady Fifty' }), { emitEvents: false });
-  for (let i = 0; i < 50; i++) review(steady.id, i < 40 ? 5 : 4); // 4.8 on average
+  for (let i = 0; i < 50; i++) await review(steady.id, i < 40 ? 5 : 4); // 4.8 on average
   const poor = agents.create(agentInput({ name: 'Often Poor' }), { emitEvents: false });
-  for (let i = 0; i < 10; i++) review(poor.id, 2);
+  for (let i = 0; i < 10; i++) await review(poor.id, 2);
   agents.create(agentInput({ name: 'Never Rated' }), { emitEvents: false });
 });
 afterAll(() => server.close());

@@ -266,7 +266,7 @@ describe('hiding a review', () => {
     );
     expect(untouched.length).toBeGreaterThan(0);
 
-    server.services.reviews.setHidden(reviewId, true, 'mod');
+    await server.services.reviews.setHidden(reviewId, true, 'mod');
 
     const generated = (await postsOf(agentId)).filter((post) => server.services.marketing.getPost(post.id).source_event_id === sourceEvent);
     expect(generated.length).toBe(TONES.length);

@@ -134,7 +134,7 @@ describe('GET /metrics', () => {
   it('counts webhook attempts by outcome and reports the queue', async () => {
     const before = await scrape();
     expect(sample(before, 'agentdir_webhook_queue_depth')).toBe(0);
-    server.services.reviews.create(agentId, { rating: 5, comment: null, reviewer_name: null });
+    await server.services.reviews.create(agentId, { rating: 5, comment: null, reviewer_name: null });
     await receiver.waitFor((hits) => hits.some((hit) => hit.body?.event === 'review.created'));
     // The attempt is recorded just after the receiver answered.
     let after = await scrape();

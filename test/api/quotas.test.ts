@@ -73,8 +73,8 @@ describe('one review per agent per client per 24 h', () => {
 
   it('the console and tools (no client) are not limited', async () => {
     const agentId = newAgent(server, 'Tool Target');
-    server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
-    server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
+    await server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
+    await server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
     expect((await server.services.agents.get(agentId)).rating.count).toBe(2);
   });
 });

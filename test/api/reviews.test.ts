@@ -182,7 +182,7 @@ describe('moderating reviews', () => {
     const spam = await json(await postReview(agentId, { rating: 1, comment: 'buy cheap followers' }));
     const eventsBefore = rowCount('events');
 
-    const hidden = server.services.reviews.setHidden(spam.id, true, 'moderator@example.com');
+    const hidden = await server.services.reviews.setHidden(spam.id, true, 'moderator@example.com');
 
     expect(hidden).toMatchObject({ id: spam.id, hidden: true });
     expect(await json(await server.api(`/agents/${agentId}/reviews`))).toEqual({ reviews: [kept], page: 1, limit: 20, total: 1 });
@@ -202,10 +202,10 @@ describe('moderating reviews', () => {
   it('shows a hidden review again and restores the rating', async () => {
     const agentId = newAgent();
     const review = await json(await postReview(agentId, { rating: 2 }));
-    server.services.reviews.setHidden(review.id, true, 'mod');
+    await server.services.reviews.setHidden(review.id, true, 'mod');
     expect(await profileRating(agentId)).toEqual({ average: null, count: 0 });
 
-    server.services.reviews.setHidden(review.id, false, 'mod');
+    await server.services.reviews.setHidden(review.id, false, 'mod');
 
     expect(await profileRating(agentId)).toEqual({ average: 2, count: 1 });
     expect((await json(await server.api(`/agents/${agentId}/reviews`))).reviews).toEqual([review]);
@@ -216,10 +216,10 @@ describe('moderating reviews', () => {
   it('changes nothing when the review is already in the asked state', async () => {
     const agentId = newAgent();
     const review = await json(await postReview(agentId, { rating: 4 }));
-    server.services.reviews.setHidden(review.id, true, 'mod');
+    await server.services.reviews.setHidden(review.id, true, 'mod');
     const before = writeCounts();
 
-    server.services.reviews.setHidden(review.id, true, 'mod');
+    await server.services.reviews.setHidden(review.id, true, 'mod');
 
     expect(writeCounts()).toEqual(before);
     expect(await profileRating(agentId)).toEqual({ average: null, count: 0 });
@@ -229,7 +229,7 @@ describe('moderating reviews', () => {
     const agentId = newAgent();
     const visible = await json(await postReview(agentId, { rating: 4 }));
     const spam = await json(await postReview(agentId, { rating: 1 }));
-    server.services.reviews.setHidden(spam.id, true, 'mod');
+    await server.services.reviews.setHidden(spam.id, true, 'mod');
 
     const page = await server.services.reviews.listForAgent(agentId, { page: 1, limit: 20 });
 
@@ -244,7 +244,7 @@ describe('moderating reviews', () => {
   it('lists the latest reviews across agents, optionally only hidden ones', async () => {
     const first = await json(await postReview(newAgent(), { rating: 3 }));
     const second = await json(await postReview(newAgent(), { rating: 1 }));
-    server.services.reviews.setHidden(second.id, true, 'mod');
+    await server.services.reviews.setHidden(second.id, true, 'mod');
 
     const recent = await server.services.reviews.listRecent({ page: 1, limit: 2 });
     expect(recent.items.map((review) => review.id)).toEqual([second.id, first.id]);
@@ -256,7 +256,7 @@ describe('moderating reviews', () => {
   });
 
   it('throws NotFoundError for an unknown review or agent', async () => {
-    expect(() => server.services.reviews.setHidden('rev_missing', true, 'mod')).toThrow(NotFoundError);
+    await expect(server.services.reviews.setHidden('rev_missing', true, 'mod')).rejects.toThrow(NotFoundError);
     await expect(server.services.reviews.listForAgent('no-such-agent', { page: 1, limit: 20 })).rejects.toThrow(NotFoundError);
   });
 });

@@ -30,7 +30,7 @@ describe('stats.overview', () => {
 
     const { services } = server;
     const agent = services.agents.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false });
-    services.reviews.create(agent.id, { rating: 4, comment: null, reviewer_name: null });
+    await services.reviews.create(agent.id, { rating: 4, comment: null, reviewer_name: null });
     await services.submissions.submit(
       submissionInputSchema.parse({ name: 'Pending One', tagline: 'Waits', source_url: 'https://example.com/pending-one' }),
     );

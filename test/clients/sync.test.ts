@@ -48,7 +48,7 @@ describe('syncMirror', () => {
     agents.setListed(ids[2]!, false);
     agents.setListed(ids[2]!, true);
     agents.setVerified(ids[3]!, true);
-    reviews.create(ids[4]!, { rating: 4, comment: 'fine', reviewer_name: 'Ada' }, { client: 'sync-test' });
+    await reviews.create(ids[4]!, { rating: 4, comment: 'fine', reviewer_name: 'Ada' }, { client: 'sync-test' });
     const added = agents.create(agentInput({ name: 'Mirror Agent late' }), { emitEvents: false });
     agents.setListed(agents.create(agentInput({ name: 'Mirror Agent gone' }), { emitEvents: false }).id, false);
 

@@ -158,7 +158,7 @@ describe(`${DOC}: examples against real deliveries`, () => {
     services.agents.update(agentId, Object.fromEntries(changed.map((field) => [field, patchValues[field]])), { actor: 'docs-test' });
 
     const review = exampleOf('review.created').value.data as { rating: number; comment: string; reviewer_name: string };
-    services.reviews.create(agentId, { rating: review.rating, comment: review.comment, reviewer_name: review.reviewer_name });
+    await services.reviews.create(agentId, { rating: review.rating, comment: review.comment, reviewer_name: review.reviewer_name });
 
     // The claim needs a source the test controls: a namesake agent listed on the local site (no event for its listing).
     const claimed = exampleOf('claim.approved').value.data as { claimant_name: string };

@@ -47,7 +47,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
     reads = createAgentReads({ store, profileCacheEntries: 100 });
     writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
-    edits = createAgentEdits({ store, writes, audit });
+    edits = createAgentEdits({ store, writes, audit, clock: systemClock, ids });
   });
 
   it('creates agents with consecutive change_seqs and their events, readable at once', async () => {

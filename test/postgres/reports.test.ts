@@ -25,7 +25,6 @@ describe.each(stores.dialects)('reports on $dialect', ({ open }) => {
   beforeAll(async () => {
     store = await open();
     reports = createReportsService({
-      db: undefined as never, // resolve() is not exercised here: it is still sync on SQLite's Db
       store,
       clock: { now: () => now },
       ids: { next: (prefix: string) => `${prefix}_${String(++counter).padStart(4, '0')}`, agent: () => 'agt_unused' },

@@ -40,7 +40,6 @@ describe.each(stores.dialects)('review lists on $dialect', ({ open }) => {
       return {};
     };
     reviews = createReviewsService({
-      db: undefined as never, // the writes and get() are still sync on SQLite's Db; not exercised here
       store,
       clock: { now: () => new Date(T(59)) },
       ids: { next: () => 'rev_unused', agent: () => 'agt_unused' },

@@ -30,10 +30,10 @@ describe('reviews', () => {
   it('stamps reviews with the clock and lists them by creation time, newest first', async () => {
     const agent = services.agents.create(agentInput(), { emitEvents: false });
     at('2025-03-02T08:00:00.000Z');
-    const later = services.reviews.create(agent.id, { rating: 5, comment: null, reviewer_name: null });
+    const later = await services.reviews.create(agent.id, { rating: 5, comment: null, reviewer_name: null });
     // Written afterwards, but dated earlier (e.g. another process with a slower clock).
     at('2025-03-01T08:00:00.000Z');
-    const earlier = services.reviews.create(agent.id, { rating: 3, comment: null, reviewer_name: null });
+    const earlier = await services.reviews.create(agent.id, { rating: 3, comment: null, reviewer_name: null });
 
     expect(later.created_at).toBe('2025-03-02T08:00:00.000Z');
     expect((await services.reviews.listVisible(agent.id, { page: 1, limit: 20 })).items.map((review) => review.id)).toEqual([
@@ -48,9 +48,9 @@ describe('reviews', () => {
 
   it('stamps the audit entry of a hide with the clock', async () => {
     const agent = services.agents.create(agentInput(), { emitEvents: false });
-    const review = services.reviews.create(agent.id, { rating: 1, comment: 'spam', reviewer_name: null });
+    const review = await services.reviews.create(agent.id, { rating: 1, comment: 'spam', reviewer_name: null });
     at('2025-03-05T10:30:00.000Z');
-    services.reviews.setHidden(review.id, true, 'mod');
+    await services.reviews.setHidden(review.id, true, 'mod');
     const [entry] = (await services.audit.list({ page: 1, limit: 1, entityType: 'review' })).items;
     expect(entry).toMatchObject({ action: 'review.hide', createdAt: '2025-03-05T10:30:00.000Z' });
   });

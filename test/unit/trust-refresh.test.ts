@@ -27,13 +27,13 @@ describe('trust score refresh', () => {
     const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
     const created = Array.from({ length: 7 }, (_, i) => services.agents.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
     const before = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
-    expect(services.agents.refreshTrustScores()).toBe(0);
+    expect(await services.agents.refreshTrustScores()).toBe(0);
 
     advance(200);
     const seqBefore = services.agents.latestChangeSeq();
     const slices: number[] = [];
     for (let afterId: string | undefined = ''; afterId !== undefined; ) {
-      const slice = services.agents.refreshTrustScoresSlice(afterId, 3);
+      const slice = await services.agents.refreshTrustScoresSlice(afterId, 3);
       slices.push(slice.changed);
       afterId = slice.lastId;
     }
@@ -43,14 +43,19 @@ describe('trust score refresh', () => {
     expect(services.agents.latestChangeSeq()).toBe(seqBefore + 7);
     // The public profile follows (the profile cache saw the change).
     expect(JSON.parse((await services.agents.getJson(created[0]!.id)).toString('utf8')).trust_score).toBe(after[0]);
-    expect(services.agents.refreshTrustScores()).toBe(0);
+    expect(await services.agents.refreshTrustScores()).toBe(0);
   });
 
-  it('runs in the background to the end and reports when done', async () => {
+  it('runs in the background to the end, one run at a time', async () => {
     const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
     for (let i = 0; i < 5; i++) services.agents.create(agentInput({ name: `Background Agent ${i}` }), { emitEvents: false });
     advance(100);
-    await new Promise<void>((resolve, reject) => services.agents.refreshTrustScoresInBackground({ onDone: resolve, onError: reject }));
-    expect(services.agents.refreshTrustScores()).toBe(0);
+    // In the background as server.ts runs it: one run at a time, a second one asked for meanwhile is skipped.
+    const [run, skipped] = await Promise.all([
+      services.store.runExclusive('trust-refresh', () => services.agents.refreshTrustScores()),
+      services.store.runExclusive('trust-refresh', () => services.agents.refreshTrustScores()),
+    ]);
+    expect([run, skipped]).toEqual([{ ran: true, value: 5 }, { ran: false }]);
+    expect(await services.agents.refreshTrustScores()).toBe(0);
   });
 });

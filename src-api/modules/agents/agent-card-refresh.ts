@@ -36,13 +36,13 @@ export function createAgentCardRefresher({ agents, safeFetch, clock }: { agents:
     try {
       const fetched = await fetchAgentCard(safeFetch, due.agentCardUrl, due.agentCardEtag);
       if (fetched.status === 'not_modified') {
-        agents.touchAgentCard(due.id);
+        await agents.edits.touchAgentCard(due.id);
         return { outcome: 'not_modified' };
       }
       // Type and categories stay as the moderators set them; the card speaks for the rest.
       const { name, tagline, description, author, capabilities, source_url } = fetched.profile;
       const before = (await agents.findRowAsync(due.id))?.version;
-      const after = agents.applyAgentCard(
+      const after = await agents.edits.applyAgentCard(
         due.id,
         { name, tagline, description, author, capabilities, source_url },
         { url: due.agentCardUrl, skills: fetched.skills, etag: fetched.etag },
@@ -50,7 +50,7 @@ export function createAgentCardRefresher({ agents, safeFetch, clock }: { agents:
       );
       return { outcome: after.version !== before ? 'updated' : 'unchanged' };
     } catch (cause) {
-      agents.touchAgentCard(due.id);
+      await agents.edits.touchAgentCard(due.id);
       return { outcome: 'failed', error: cause instanceof Error ? cause.message : String(cause) };
     }
   }

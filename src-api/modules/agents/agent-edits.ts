@@ -1,10 +1,14 @@
 import { eq } from 'drizzle-orm';
-import type { Store } from '../../db/store';
+import { requireTransaction, type Store } from '../../db/store';
+import { isoNow, systemClock, type Clock } from '../../lib/clock';
+import { createIdGenerator, type IdGenerator } from '../../lib/ids';
 import { NotFoundError, StaleVersionError } from '../../errors';
 import type { AuditEntry, AuditService } from '../audit/audit.service';
 import { toAdminAgent } from './agent-profile';
+import { gatedRead } from './agent-rows';
 import type { AgentChange, AgentWrite, AgentWrites } from './agent-writes';
-import type { AgentPatch } from './agents.schemas';
+import type { AgentInput, AgentPatch } from './agents.schemas';
+import type { AgentCardFields } from './agents.service';
 import type { AgentRow, AgentStatus } from './agents.table';
 
 /**
@@ -171,6 +175,48 @@ export function ownerWrites(
   });
 }
 
+/** A review folded into the rating aggregate (and so the trust score), or taken out of it: no webhook event. */
+export function ratingChange(writes: AgentWrites, current: AgentRow, deltaCount: number, deltaSum: number): AgentChange {
+  const changes = { ratingCount: current.ratingCount + deltaCount, ratingSum: current.ratingSum + deltaSum };
+  return { current, next: writes.changedRow(current, changes), changedFields: [] };
+}
+
+export interface CreateOptions extends EditOptions {
+  /** The new agent's id (default: one made from its name). */
+  id?: string;
+  createdAt?: string;
+  /** Submitted by Agent Card: its URL, skills and ETag (fetched now). */
+  card?: AgentCardFields;
+}
+
+/** A new agent's complete row (not yet written), from the submitted fields. */
+export function newAgentRow(writes: AgentWrites, ids: IdGenerator, clock: Clock, input: AgentInput, options: CreateOptions): AgentRow {
+  return writes.newRow({
+    id: options.id ?? ids.agent(input.name),
+    name: input.name,
+    tagline: input.tagline,
+    description: input.description,
+    author: input.author,
+    capabilities: input.capabilities,
+    categories: input.categories,
+    type: input.type,
+    sourceUrl: input.source_url,
+    agentCardUrl: options.card?.url ?? null,
+    skills: options.card?.skills ?? null,
+    agentCardEtag: options.card?.etag ?? null,
+    agentCardFetchedAt: options.card ? isoNow(clock) : null,
+    ...(options.createdAt && { createdAt: options.createdAt }),
+  });
+}
+
+export const createdAudit = (actor: string, row: AgentRow): AuditEntry => ({
+  actor,
+  action: 'agent.create',
+  entityType: 'agent',
+  entityId: row.id,
+  after: toAdminAgent(row),
+});
+
 /** The change a plan writes (version checked first), or undefined when it changes nothing. */
 export function changeOf(writes: AgentWrites, current: AgentRow, plan: EditPlan, options: EditOptions): AgentChange | undefined {
   if (!plan.changes) return undefined;
@@ -186,12 +232,33 @@ export function changeOf(writes: AgentWrites, current: AgentRow, plan: EditPlan,
  * writes.writeAsync with its events, the audit entry by audit.recordInTransaction, all in one
  * store transaction.
  */
-export function createAgentEdits({ store, writes, audit }: { store: Store; writes: AgentWrites; audit: AuditService }) {
+export interface AgentEditsDeps {
+  store: Store;
+  writes: AgentWrites;
+  audit: AuditService;
+  /** Defaults (the system clock, random ids) for suites that build the edits alone. */
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** SQLite: the row by id through a prepared statement (agent-rows), cheaper than building the select per call. */
+  rowByIdSync?: (id: string) => AgentRow | undefined;
+}
+
+export function createAgentEdits({ store, writes, audit, clock = systemClock, ids = createIdGenerator(), rowByIdSync }: AgentEditsDeps) {
+  /** The row, locked until the caller's transaction ends (PostgreSQL: FOR UPDATE; SQLite: its transaction holds the only write lock). */
+  const lockedRow = (id: string): Promise<AgentRow | undefined> => {
+    if (store.dialect === 'sqlite' && rowByIdSync) return gatedRead(store, () => rowByIdSync(id));
+    const { agents } = store.t;
+    return store.first(store.forUpdate(store.db.select().from(agents).where(eq(agents.id, id)).limit(1)));
+  };
+  const requireLocked = async (id: string, includeUnlisted: boolean): Promise<AgentRow> => {
+    const current = await lockedRow(id);
+    if (!current || (!current.listed && !includeUnlisted)) throw new NotFoundError('Agent', id);
+    return current;
+  };
+
   const apply = (id: string, edit: Edit, options: EditOptions): Promise<AgentRow> =>
     store.transaction(async () => {
-      const { agents } = store.t;
-      const current = await store.first(store.forUpdate(store.db.select().from(agents).where(eq(agents.id, id)).limit(1)));
-      if (!current) throw new NotFoundError('Agent', id);
+      const current = await requireLocked(id, true);
       const plan = edit(current);
       const change = changeOf(writes, current, plan, options);
       if (!change) return current;
@@ -212,6 +279,19 @@ export function createAgentEdits({ store, writes, audit }: { store: Store; write
     });
 
   return {
+    /**
+     * Lists a new agent (`agent.registered` unless `emitEvents` is false; audited with an actor), in
+     * the caller's store transaction (approving a submission) or in one of its own.
+     */
+    create: (input: AgentInput, options: CreateOptions = {}): Promise<AgentRow> =>
+      store.transaction(async () => {
+        const [row] = await writes.writeAsync([{ kind: 'create', row: newAgentRow(writes, ids, clock, input, options) }], {
+          emitEvents: options.emitEvents !== false,
+        });
+        if (options.actor) await audit.recordInTransaction(createdAudit(options.actor, row!));
+        return row!;
+      }),
+
     update: (id: string, patch: AgentPatch, options: EditOptions = {}) => apply(id, updateEdit(patch, options), options),
     setVerified: (id: string, verified: boolean, options: EditOptions & { owner?: { accountId: string; name: string } } = {}) =>
       apply(id, verifiedEdit(verified, options), options),
@@ -222,6 +302,69 @@ export function createAgentEdits({ store, writes, audit }: { store: Store; write
     renameOwner: (accountId: string, name: string): Promise<void> => rewriteOwned(accountId, ownerRenamed(name)),
     /** A closed owner account: its agents stay, without an owner (no webhook); in the closing transaction (accounts.close). */
     detachOwner: (accountId: string): Promise<void> => rewriteOwned(accountId, ownerDetached),
+
+    /**
+     * The agent's row, locked until the caller's store transaction ends (call inside one): a listed
+     * agent, or any with `includeUnlisted`, else a NotFoundError. Writers that read the row before
+     * changing it (reviews: the rating) take it here first, so concurrent ones queue on PostgreSQL.
+     */
+    lockRow(id: string, { includeUnlisted = false }: { includeUnlisted?: boolean } = {}): Promise<AgentRow> {
+      requireTransaction(store, 'agents.edits.lockRow');
+      return requireLocked(id, includeUnlisted);
+    },
+
+    /**
+     * Folds a review into the rating aggregate and trust score (a change: version, change_seq; no
+     * event), or takes a hidden one out. `current`: the row as lockRow read it in this transaction.
+     */
+    async applyRating(current: AgentRow, deltaCount: number, deltaSum: number): Promise<AgentRow> {
+      requireTransaction(store, 'agents.edits.applyRating');
+      const [next] = await writes.writeAsync([{ kind: 'update', ...ratingChange(writes, current, deltaCount, deltaSum) }]);
+      return next!;
+    },
+
+    /**
+     * A re-fetched Agent Card (fetched before, never inside the transaction): its profile fields and
+     * skills; a change is an `agent.updated` (with the changed fields, `skills` among them). The fetch
+     * time and ETag are kept either way. `actor`: the moderator who asked for the fetch (audited);
+     * none for the weekly re-fetch.
+     */
+    applyAgentCard(id: string, patch: AgentPatch, card: AgentCardFields, { actor }: { actor?: string } = {}): Promise<AgentRow> {
+      return store.transaction(async () => {
+        const current = await requireLocked(id, true);
+        const changes = profileChanges(patch);
+        const fields = changedProfileFields(current, changes);
+        const skillsChanged = JSON.stringify(current.skills ?? []) !== JSON.stringify(card.skills);
+        const bookkeeping = { agentCardEtag: card.etag, agentCardFetchedAt: isoNow(clock) };
+        const changedFields = [...fields, ...(skillsChanged ? ['skills'] : [])];
+        if (changedFields.length === 0) {
+          const touched = { ...current, ...bookkeeping };
+          await writes.touchAsync(touched);
+          return touched;
+        }
+        const next = writes.changedRow(current, { ...changes, ...(skillsChanged && { skills: card.skills }), ...bookkeeping });
+        const [written] = await writes.writeAsync([{ kind: 'update', current, next, changedFields }], { emitEvents: true });
+        if (actor && fields.length > 0) {
+          await audit.recordInTransaction({
+            actor,
+            action: 'agent.update',
+            entityType: 'agent',
+            entityId: id,
+            before: toAdminAgent(current),
+            after: toAdminAgent(written!),
+          });
+        }
+        return written!;
+      });
+    },
+
+    /** An Agent Card that answered 304 (or failed): only when it was last looked at changes (no version, no change_seq), not the profile. */
+    touchAgentCard(id: string): Promise<void> {
+      return store.transaction(async () => {
+        const current = await lockedRow(id);
+        if (current) await writes.touchAsync({ ...current, agentCardFetchedAt: isoNow(clock) });
+      });
+    },
   };
 }
 

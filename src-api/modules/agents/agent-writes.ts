@@ -188,15 +188,6 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
       statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id);
     },
 
-    /** New trust scores (the age part moves daily): each a change like any other (change_seq), nothing else touched. */
-    setTrustScores(scores: readonly { id: string; score: number }[]): void {
-      if (scores.length === 0) return;
-      inWriteTransaction(() => {
-        let seq = writes.latestChangeSeq() + 1;
-        for (const { id, score } of scores) statements().updateTrust.run(score, seq++, id);
-      });
-    },
-
     /**
      * `write` on either store, async: in the caller's store transaction, or in one of
      * its own. The change_seqs are drawn and the rows written in one step on SQLite
@@ -258,7 +249,7 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
       else await store.run(updateOf(row));
     },
 
-    /** `setTrustScores`, async on either store, in one transaction: each a change (change_seq). */
+    /** New trust scores (the age part moves daily), in one transaction: each a change like any other (change_seq), nothing else touched. */
     async setTrustScoresAsync(scores: readonly { id: string; score: number }[]): Promise<void> {
       if (scores.length === 0) return;
       await store.transaction(async () => {

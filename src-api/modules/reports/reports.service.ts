@@ -1,5 +1,4 @@
 import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
 import type { Store } from '../../db/store';
 import type { AgentRow } from '../agents/agents.table';
 import { NotFoundError, QuotaExceededError, StaleVersionError, ConflictError } from '../../errors';
@@ -10,11 +9,9 @@ import type { AgentPatch } from '../agents/agents.schemas';
 import type { AgentsService } from '../agents/agents.service';
 import type { AuditService } from '../audit/audit.service';
 import type { AdminReport, CreateReportInput, ListReportsQuery } from './reports.schemas';
-import { reports, type ReportResolution, type ReportRow, type ReportStatus } from './reports.table';
+import type { ReportResolution, ReportRow, ReportStatus } from './reports.table';
 
 export interface ReportsServiceDeps {
-  /** Only the sync `resolve` writes through it (see there). */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -36,13 +33,7 @@ export type ReportDecision =
   | { resolution: 'edit'; reason: string; patch: AgentPatch };
 
 /** Public abuse reports and the console's Reports queue. */
-export function createReportsService({ db, store, clock, ids, agents, audit, quotas }: ReportsServiceDeps) {
-  const requireRow = (id: string): ReportRow => {
-    const row = db.select().from(reports).where(eq(reports.id, id)).get();
-    if (!row) throw new NotFoundError('Report', id);
-    return row;
-  };
-
+export function createReportsService({ store, clock, ids, agents, audit, quotas }: ReportsServiceDeps) {
   /** The console's view of a report, with its agent's name and listing (the agent row read by the caller). */
   const toAdmin = (row: ReportRow, agent: Pick<AgentRow, 'name' | 'listed'> | undefined): AdminReport => ({
     id: row.id,
@@ -156,16 +147,18 @@ export function createReportsService({ db, store, clock, ids, agents, audit, quo
 
     /**
      * A moderator dismisses the report, unlists the agent or edits it; always with a reason; audited.
-     * Still sync on the Db: unlisting and editing are agent writes (agents.setListed, agents.update),
-     * sync until agent-writes is on the Store; it moves there with them.
+     * One store transaction, the report's row locked (two moderators: the second finds it decided).
      */
-    resolve(id: string, decision: ReportDecision, actor: string, expectedVersion?: number): AdminReport {
-      return inTransaction(db, () => {
-        const current = requireRow(id);
+    resolve(id: string, decision: ReportDecision, actor: string, expectedVersion?: number): Promise<AdminReport> {
+      return store.transaction(async () => {
+        const { reports } = store.t;
+        const current = await store.first(store.forUpdate(store.db.select().from(reports).where(eq(reports.id, id)).limit(1)));
+        if (!current) throw new NotFoundError('Report', id);
         if (expectedVersion !== undefined && expectedVersion !== current.version) throw new StaleVersionError('Report', id);
         if (current.status !== 'open') throw new ConflictError(`Report "${id}" is already ${current.status}`);
-        if (decision.resolution === 'unlist') agents.setListed(current.agentId, false, { actor });
-        if (decision.resolution === 'edit') agents.update(current.agentId, decision.patch, { actor });
+        let agent: AgentRow | undefined;
+        if (decision.resolution === 'unlist') agent = await agents.edits.setListed(current.agentId, false, { actor });
+        if (decision.resolution === 'edit') agent = await agents.edits.update(current.agentId, decision.patch, { actor });
         const status: ReportStatus = decision.resolution === 'dismiss' ? 'dismissed' : 'resolved';
         const now = isoNow(clock);
         const next: ReportRow = {
@@ -178,8 +171,8 @@ export function createReportsService({ db, store, clock, ids, agents, audit, quo
           updatedAt: now,
           version: current.version + 1,
         };
-        db.update(reports).set(next).where(eq(reports.id, id)).run();
-        audit.record({
+        await store.run(store.db.update(reports).set(next).where(eq(reports.id, id)));
+        await audit.recordInTransaction({
           actor,
           action: `report.${decision.resolution}`,
           entityType: 'report',
@@ -187,7 +180,7 @@ export function createReportsService({ db, store, clock, ids, agents, audit, quo
           before: { status: current.status },
           after: { status, resolution: decision.resolution, reason: next.resolutionReason, agent_id: current.agentId },
         });
-        return toAdmin(next, agents.findRow(next.agentId));
+        return toAdmin(next, agent ?? (await agents.findRowAsync(next.agentId)));
       });
     },
   };

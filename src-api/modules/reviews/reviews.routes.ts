@@ -53,7 +53,7 @@ export const reviewsRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const review = services.reviews.create(request.params.id, request.body, {
+      const review = await services.reviews.create(request.params.id, request.body, {
         accountId: await writerAccountId(services, request),
         client: quotaClientKey(request.ip),
       });

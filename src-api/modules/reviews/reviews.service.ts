@@ -1,5 +1,4 @@
 import { and, count, desc, eq, gte, type SQL } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
 import { insertionOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import { DuplicateReviewError, NotFoundError } from '../../errors';
@@ -7,17 +6,14 @@ import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page, PageQuery } from '../../lib/schemas';
 import type { AgentsService } from '../agents/agents.service';
-import { agents } from '../agents/agents.table';
 import type { AuditService } from '../audit/audit.service';
 import type { EventsService } from '../events/events.service';
 import type { ListRecentReviewsQuery, ModeratedReview, Review, ReviewInput } from './reviews.schemas';
-import { reviewReplies, type ReviewReplyRow } from '../owners/owners.table';
-import { reviews, type ReviewRow } from './reviews.table';
+import type { ReviewReplyRow } from '../owners/owners.table';
+import type { ReviewRow } from './reviews.table';
 
 export interface ReviewsServiceDeps {
-  /** The writes, and `get` (read inside setHidden's transaction), run on it synchronously until they are ported. */
-  db: Db;
-  /** The list reads run through the data-access seam, on SQLite and PostgreSQL alike. */
+  /** Every read and write runs through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -27,6 +23,9 @@ export interface ReviewsServiceDeps {
   /** One review per agent per writer in this window; disabled with the rate limits. */
   quota: { enabled: boolean; windowMs: number };
 }
+
+/** What runs inside the transaction that hides a review (awaited). */
+export type HiddenListener = (review: ModeratedReview, actor: string) => unknown;
 
 export function toReview(row: ReviewRow, reply: ReviewReplyRow | null = null): Review {
   return {
@@ -45,7 +44,7 @@ function toModeratedReview(row: ReviewRow, agentName: string, reply: ReviewReply
   return { ...toReview(row, reply), hidden: row.hidden, agent_name: agentName };
 }
 
-export function createReviewsService({ db, store, clock, ids, agents: agentsService, events, audit, quota }: ReviewsServiceDeps) {
+export function createReviewsService({ store, clock, ids, agents: agentsService, events, audit, quota }: ReviewsServiceDeps) {
   // Reviews of one millisecond: on SQLite in the order they were written (insertionOrder says why not on PostgreSQL).
   const newestFirst = () => [desc(store.t.reviews.createdAt), desc(insertionOrder(store, store.t.reviews))];
   const countWhere = async (where: SQL | undefined): Promise<number> =>
@@ -73,23 +72,30 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
     };
   };
 
-  const requireModeratedReview = (reviewId: string): ModeratedReview => {
-    const found = db
-      .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
-      .from(reviews)
-      .innerJoin(agents, eq(agents.id, reviews.agentId))
-      .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
-      .where(eq(reviews.id, reviewId))
-      .get();
+  const requireModeratedReview = async (reviewId: string): Promise<ModeratedReview> => {
+    const { reviews, agents, reviewReplies } = store.t;
+    const found = await store.first(
+      store.db
+        .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
+        .from(reviews)
+        .innerJoin(agents, eq(agents.id, reviews.agentId))
+        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
+        .where(eq(reviews.id, reviewId))
+        .limit(1),
+    );
     if (!found) throw new NotFoundError('Review', reviewId);
     return toModeratedReview(found.review, found.agentName, found.reply);
   };
 
-  const hiddenListeners: Array<(review: ModeratedReview, actor: string) => void> = [];
+  const hiddenListeners: HiddenListener[] = [];
 
   return {
-    /** Runs `listener` inside the transaction that hides a review (marketing archives the posts quoting it). */
-    onHidden(listener: (review: ModeratedReview, actor: string) => void): void {
+    /**
+     * Runs `listener` inside the store transaction that hides a review, awaited (marketing archives the
+     * posts quoting it). Its writes belong to that transaction: a sync one runs on SQLite's one
+     * connection, inside it, until marketing is ported (then it returns a promise and writes through the store).
+     */
+    onHidden(listener: HiddenListener): void {
       hiddenListeners.push(listener);
     },
 
@@ -102,19 +108,24 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
      * `writer.client` (the hashed IP bucket, http/rate-limit quotaClientKey) otherwise. Quota: one review per agent per account, or per
      * client without one, per `reviewQuotaMs` (409 duplicate_review); off with the rate limits.
      */
-    create(agentId: string, input: ReviewInput, writer: { accountId?: string | null; client?: string } = {}): Review {
+    async create(agentId: string, input: ReviewInput, writer: { accountId?: string | null; client?: string } = {}): Promise<Review> {
       const accountId = writer.accountId ?? null;
       const clientKey = writer.client ?? null;
-      return inTransaction(db, () => {
-        agentsService.requireRowSync(agentId); // 404 for unknown and unlisted agents (sync: inside this transaction)
+      return store.transaction(async () => {
+        // 404 for unknown and unlisted agents. The row stays locked to the end: reviews of one agent are
+        // written one after another on PostgreSQL too, so two at once both count and the quota holds.
+        const agent = await agentsService.edits.lockRow(agentId);
+        const { reviews } = store.t;
         if (quota.enabled && (accountId !== null || clientKey !== null)) {
           const since = new Date(clock.now().getTime() - quota.windowMs).toISOString();
           const who = accountId !== null ? eq(reviews.accountId, accountId) : eq(reviews.clientKey, clientKey!);
-          const recent = db
-            .select({ id: reviews.id })
-            .from(reviews)
-            .where(and(who, eq(reviews.agentId, agentId), gte(reviews.createdAt, since)))
-            .get();
+          const recent = await store.first(
+            store.db
+              .select({ id: reviews.id })
+              .from(reviews)
+              .where(and(who, eq(reviews.agentId, agentId), gte(reviews.createdAt, since)))
+              .limit(1),
+          );
           if (recent) throw new DuplicateReviewError();
         }
         const row: ReviewRow = {
@@ -128,10 +139,10 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
           clientKey,
           createdAt: isoNow(clock),
         };
-        db.insert(reviews).values(row).run();
-        agentsService.applyRating(agentId, +1, row.rating);
+        await store.run(store.db.insert(reviews).values(row));
+        await agentsService.edits.applyRating(agent, +1, row.rating);
         const review = toReview(row);
-        events.record('review.created', {
+        await events.recordInTransaction('review.created', {
           review_id: review.id,
           agent_id: review.agent_id,
           rating: review.rating,
@@ -177,22 +188,29 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
       return moderatedPage(query.hidden === undefined ? undefined : eq(store.t.reviews.hidden, query.hidden), query);
     },
 
-    /** Console: one review, hidden or not. Sync: setHidden reads it inside its (sync) transaction. */
+    /** Console: one review, hidden or not. */
     get: requireModeratedReview,
 
     /**
      * Console: hides a review (spam) or shows it again. A hidden review does not
      * count in the agent's rating, so the aggregate moves with it.
      */
-    setHidden(reviewId: string, hidden: boolean, actor: string): ModeratedReview {
-      return inTransaction(db, () => {
-        const before = requireModeratedReview(reviewId);
+    setHidden(reviewId: string, hidden: boolean, actor: string): Promise<ModeratedReview> {
+      return store.transaction(async () => {
+        // The review locked first: two moderators hiding it at once, the second finds it hidden and the rating moves once.
+        const { reviews } = store.t;
+        const locked = await store.first(
+          store.forUpdate(store.db.select({ id: reviews.id }).from(reviews).where(eq(reviews.id, reviewId)).limit(1)),
+        );
+        if (!locked) throw new NotFoundError('Review', reviewId);
+        const before = await requireModeratedReview(reviewId);
         if (before.hidden === hidden) return before;
-        db.update(reviews).set({ hidden }).where(eq(reviews.id, reviewId)).run();
+        const agent = await agentsService.edits.lockRow(before.agent_id, { includeUnlisted: true });
+        await store.run(store.db.update(reviews).set({ hidden }).where(eq(reviews.id, reviewId)));
         const direction = hidden ? -1 : +1;
-        agentsService.applyRating(before.agent_id, direction, direction * before.rating);
+        await agentsService.edits.applyRating(agent, direction, direction * before.rating);
         const after: ModeratedReview = { ...before, hidden };
-        audit.record({
+        await audit.recordInTransaction({
           actor,
           action: hidden ? 'review.hide' : 'review.unhide',
           entityType: 'review',
@@ -200,7 +218,7 @@ export function createReviewsService({ db, store, clock, ids, agents: agentsServ
           before,
           after,
         });
-        if (hidden) for (const listener of hiddenListeners) listener(after, actor);
+        if (hidden) for (const listener of hiddenListeners) await listener(after, actor);
         return after;
       });
     },

@@ -86,8 +86,9 @@ export function createSubmissionsService({ store, clock, ids, agents, audit, quo
     );
   };
 
-  const ensureNotListed = (url: string): void => {
-    const listed = agents.findBySourceUrl(url);
+  /** No listed agent has this source (but `except`, the one an approval has just listed). */
+  const ensureNotListed = async (url: string, except?: string): Promise<void> => {
+    const listed = await agents.findBySourceUrl(url, except);
     if (listed) {
       throw new ConflictError(`This source_url is already listed as agent "${listed.id}" (${listed.name})`);
     }
@@ -180,7 +181,7 @@ export function createSubmissionsService({ store, clock, ids, agents, audit, quo
             );
           }
         }
-        ensureNotListed(input.source_url);
+        await ensureNotListed(input.source_url);
         const pending = await findPendingBySourceUrl(input.source_url);
         if (pending) {
           throw new ConflictError(
@@ -292,11 +293,14 @@ export function createSubmissionsService({ store, clock, ids, agents, audit, quo
       return store.transaction(async () => {
         const before = await requireDecidable(id, options.expectedVersion);
         // The same source may have been listed (imported, or another submission approved) since it was sent.
-        ensureNotListed(before.sourceUrl);
+        await ensureNotListed(before.sourceUrl);
         const card =
           before.agentCardUrl !== null ? { url: before.agentCardUrl, skills: before.skills ?? [], etag: before.agentCardEtag } : undefined;
-        // Still the agents' sync write path: on SQLite's one connection it joins this transaction (db/README.md step 3).
-        const agent = agents.create(agentInputOf(before), { actor: options.actor, emitEvents: true, card });
+        // In this transaction: the agent, its agent.registered event and audit entry, and the decision commit together.
+        const agent = await agents.edits.create(agentInputOf(before), { actor: options.actor, emitEvents: true, card });
+        // Again once listed: agent writers take the change cursor's lock to their commit (PostgreSQL), so an approval
+        // of the same source running alongside has committed by now, and is seen here; this one then rolls back.
+        await ensureNotListed(before.sourceUrl, agent.id);
         return recordDecision(before, { status: 'approved', agentId: agent.id, reason: null }, options.actor);
       });
     },

@@ -1,0 +1,143 @@
+/**
+ * The agents' writers on the data-access seam (issue 16: reviews, the owner hooks, the agent
+ * edits other modules call), A/B on SQLite in one process: another checkout's services (before
+ * the port: synchronous writes in sync transactions) next to this checkout's (async, through the
+ * Store), over the same SQLite file, alternating round by round. µs per call, median of the rounds,
+ * and the ratio this/base. Both sides' results are checked first (same rating, same version steps).
+ *
+ *   npx tsx bench/agent-writes-ab.ts --base <checkout before the port> [--agents 2000] [--rounds 15] [--ops 300]
+ *
+ * Not a test: the figures depend on the machine and its load (printed first and last).
+ */
+import fs from 'node:fs';
+import { eq } from 'drizzle-orm';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createConfig } from '../src-api/config';
+import { openDatabase } from '../src-api/db/client';
+import { API_PREFIX, buildApp } from '../src-api/http/app';
+import { agents } from '../src-api/modules/agents/agents.table';
+import { createServices } from '../src-api/services';
+import { agentRow } from '../test/helpers/both-stores';
+
+const arg = (name: string, fallback: string) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1]! : fallback;
+};
+const base = path.resolve(arg('base', '/work/main'));
+const agentCount = Number(arg('agents', '2000'));
+const rounds = Number(arg('rounds', '15'));
+const ops = Number(arg('ops', '300'));
+
+type AnyServices = ReturnType<typeof createServices>;
+type Loose = Record<string, (...args: unknown[]) => unknown>;
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-agent-writes-'));
+  const config = createConfig({ dataDir: dir, demoData: false, adminToken: 'bench-admin-token-0123456789', rateLimit: { enabled: false } });
+  const ids = Array.from({ length: agentCount }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
+  const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
+  db.$client.transaction(() => {
+    for (const [i, id] of ids.entries())
+      db.insert(agents)
+        .values(
+          agentRow({
+            id,
+            name: `Agent ${i}`,
+            sourceUrl: `https://example.org/${id}`,
+            sourceUrlKey: `example.org/${id}`,
+            trustScore: (i * 37) % 100,
+            changeSeq: i + 1,
+            // Three agents per owner account among the first 300.
+            ...(i < 300 && { ownerAccountId: `acc_${Math.floor(i / 3)}`, ownerName: 'Owner' }),
+          }),
+        )
+        .run();
+  })();
+
+  const mainModule = (file: string) => import(path.join(base, 'src-api', file));
+  const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
+    mainModule('services.ts'),
+    mainModule('db/client.ts'),
+    mainModule('http/app.ts'),
+  ]);
+  const baseServices = createBase({ db: openBase(path.join(dir, 'agent-directory.sqlite')), config }) as AnyServices;
+  const services = createServices({ db, config });
+  const [baseApp, app] = await Promise.all([buildBase({ services: baseServices, config }), buildApp({ services, config })]);
+
+  // Each side writes its own agents (base: even ids, this: odd ones), so both do the same work per call.
+  const pick = (side: number, i: number) => ids[((i * 7919) % (agentCount / 2)) * 2 + side]!;
+  const owner = (side: number, i: number) => `acc_${((i * 31) % 50) * 2 + side}`;
+  const review = { rating: 4, comment: 'Bench', reviewer_name: 'Bench' };
+  const calls = (s: AnyServices, http: typeof app, side: number) => {
+    const a = s.agents as unknown as Loose & { edits?: Loose };
+    const r = s.reviews as unknown as Loose;
+    let toHide: string | undefined;
+    return {
+      'reviews.create': (i: number) => r.create!(pick(side, i), review),
+      'POST /agents/{id}/reviews': (i: number) =>
+        http.inject({ method: 'POST', url: `${API_PREFIX}/agents/${pick(side, i)}/reviews`, payload: review }),
+      'reviews.setHidden (hide, show)': async (i: number) => {
+        toHide ??= ((await r.create!(pick(side, 1), review)) as { id: string }).id;
+        await r.setHidden!(toHide, i % 2 === 0, 'bench');
+      },
+      // The edit owners and edit requests make: the sync form (base) and agents.edits (this).
+      'agent update (owners)': (i: number) =>
+        side === 0 ? a.update!(pick(side, i), { tagline: `Tagline ${i}` }) : a.edits!.update!(pick(side, i), { tagline: `Tagline ${i}` }),
+      'renameOwner (3 agents)': (i: number) =>
+        side === 0 ? a.renameOwner!(owner(side, i), `Owner ${i}`) : a.edits!.renameOwner!(owner(side, i), `Owner ${i}`),
+    };
+  };
+  const before = calls(baseServices, baseApp, 0);
+  const after = calls(services, app, 1);
+  const names = Object.keys(before) as (keyof typeof before)[];
+
+  // Same effects first: a review moves the rating and version alike on both sides.
+  const row = (id: string) => db.select().from(agents).where(eq(agents.id, id)).get()!;
+  await before['reviews.create'](0);
+  await after['reviews.create'](0);
+  const [x, y] = [row(pick(0, 0)), row(pick(1, 0))];
+  if (x.ratingCount !== y.ratingCount || x.ratingSum !== y.ratingSum || x.version !== y.version || x.trustScore !== y.trustScore)
+    throw new Error(`reviews.create: base and this checkout differ\n${JSON.stringify(x)}\n${JSON.stringify(y)}`);
+
+  const measure = async (run: (i: number) => unknown, n: number) => {
+    const start = performance.now();
+    // Every call awaited, the synchronous base ones too: the routes that call them are async.
+    for (let i = 0; i < n; i++) await run(i);
+    return ((performance.now() - start) * 1000) / n;
+  };
+  const load = () =>
+    os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ');
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
+  console.log(`${agentCount} agents; base ${base}; ${rounds} rounds of ${ops} calls per variant, alternating`);
+  const samples = new Map<string, [number[], number[]]>(names.map((name) => [name, [[], []]]));
+  for (const name of names) {
+    await measure(before[name], ops / 4);
+    await measure(after[name], ops / 4);
+  }
+  for (let round = 0; round < rounds; round++)
+    for (const name of names) {
+      const [b, a] = samples.get(name)!;
+      if (round % 2) {
+        a.push(await measure(after[name], ops));
+        b.push(await measure(before[name], ops));
+      } else {
+        b.push(await measure(before[name], ops));
+        a.push(await measure(after[name], ops));
+      }
+    }
+  const median = (values: number[]) => [...values].sort((p, q) => p - q)[Math.floor(values.length / 2)]!;
+  for (const name of names) {
+    const [b, a] = samples.get(name)!.map(median) as [number, number];
+    console.log(`${name.padEnd(32)} base ${b.toFixed(1).padStart(8)} µs   this ${a.toFixed(1).padStart(8)} µs   ${(a / b).toFixed(3)}×`);
+  }
+  console.log(`load average at the end ${load()}`);
+  await Promise.all([app.close(), baseApp.close()]);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+void main();
