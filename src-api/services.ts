@@ -129,7 +129,7 @@ export function createServices({
   const reports = createReportsService({ ...base, store, agents, audit, quotas: config.rateLimit.enabled });
   const newsletter = createNewsletterService({ ...base, store, mail, publicUrl, audit });
   const marketing = createMarketingService({ ...base, store, events, audit });
-  const postQueue = createPostQueue({ db: base.db, marketing });
+  const postQueue = createPostQueue({ store, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
   reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
   const stats = createStatsService({ store, clock, agents, cacheTtlMs: config.statsCacheTtlMs });

@@ -43,3 +43,11 @@ export function containsIgnoringCase(store: Store, column: AnySQLiteColumn, text
   const pattern = `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
   return store.dialect === 'sqlite' ? sql`${column} LIKE ${pattern} ESCAPE '\\'` : sql`${column} ILIKE ${pattern} ESCAPE '\\'`;
 }
+
+/**
+ * The text at a top-level key of a JSON column (NULL when absent): SQLite's json_extract(),
+ * PostgreSQL's ->> (the columns are json there).
+ */
+export function jsonText(store: Store, column: AnySQLiteColumn, key: string): SQL<string | null> {
+  return store.dialect === 'sqlite' ? sql`json_extract(${column}, ${`$.${key}`})` : sql`(${column} ->> ${key})`;
+}

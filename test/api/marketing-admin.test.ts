@@ -142,8 +142,8 @@ describe('A/B tests and metrics', () => {
     const test = list.data.ab_tests.find((candidate: { name: string }) => candidate.name.startsWith('Marketed Agent'));
     expect(test.variants).toHaveLength(2);
     const [a, b] = test.variants;
-    server.services.marketing.recordAbResult(a.id, { impressions: 400, conversions: 20 });
-    server.services.marketing.recordAbResult(b.id, { impressions: 400, conversions: 60 });
+    await server.services.marketing.recordAbResult(a.id, { impressions: 400, conversions: 20 });
+    await server.services.marketing.recordAbResult(b.id, { impressions: 400, conversions: 60 });
 
     const evaluated = (await query('marketing.getAbTest', { id: test.id })).data;
     expect(evaluated.winner).toBe('B');

@@ -9,6 +9,7 @@ import {
   TWITTER_MAX_CHARS,
   type GenerationContext,
 } from '../../src-api/modules/marketing/marketing.generator';
+import type { AdminMarketingPost } from '../../src-api/modules/marketing/marketing.schemas';
 import { marketingPosts } from '../../src-api/modules/marketing/marketing.table';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -30,18 +31,27 @@ interface PostBody {
 }
 
 async function postsOf(id: string): Promise<PostBody[]> {
-  return server.services.marketing.listPosts({ agent_id: id, page: 1, limit: 100 }).items;
+  return (await server.services.marketing.listPosts({ agent_id: id, page: 1, limit: 100 })).items;
 }
 
 /** Publishes `n` of the drafts (the console's action), so the public list has something to show. */
-function publishDrafts(n: number): string[] {
-  const drafts = server.services.marketing.listPosts({ page: 1, limit: n, status: 'draft' }).items;
-  return drafts.map((draft) => server.services.marketing.publishPost(draft.id, 'mod').id);
+async function publishDrafts(n: number): Promise<string[]> {
+  const drafts = (await server.services.marketing.listPosts({ page: 1, limit: n, status: 'draft' })).items;
+  const published: string[] = [];
+  for (const draft of drafts) published.push((await server.services.marketing.publishPost(draft.id, 'mod')).id);
+  return published;
 }
 
-function expectAppError(work: () => unknown, status: number, code: string): void {
+/** The posts whose console view (source event, version) passes `keep`. */
+async function fromEvents<T extends { id: string }>(posts: T[], keep: (post: AdminMarketingPost) => boolean): Promise<T[]> {
+  const kept: T[] = [];
+  for (const post of posts) if (keep(await server.services.marketing.getPost(post.id))) kept.push(post);
+  return kept;
+}
+
+async function expectAppError(work: () => Promise<unknown>, status: number, code: string): Promise<void> {
   try {
-    work();
+    await work();
   } catch (error) {
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).status).toBe(status);
@@ -84,7 +94,7 @@ describe('posts generated from directory events', () => {
       expect(`${post.title}\n${post.body}`).toContain('Lint Hound');
       expect(post.body).toContain('https://github.com/maya-chen/lint-hound');
       if (post.channel === 'twitter') expect(post.body.length).toBeLessThanOrEqual(TWITTER_MAX_CHARS);
-      const stored = server.services.marketing.getPost(post.id);
+      const stored = await server.services.marketing.getPost(post.id);
       expect(stored.source_event_id).toBe(registeredEventId);
       expect(stored.source_event_type).toBe('agent.registered');
     }
@@ -112,9 +122,7 @@ describe('posts generated from directory events', () => {
 
   it('agent.verified yields one post per tone', async () => {
     server.services.agents.setVerified(agentId, true);
-    const verified = (await postsOf(agentId)).filter(
-      (post) => server.services.marketing.getPost(post.id).source_event_type === 'agent.verified',
-    );
+    const verified = await fromEvents(await postsOf(agentId), (post) => post.source_event_type === 'agent.verified');
     expect(verified.map((post) => post.tone).sort()).toEqual([...TONES].sort());
     expect(verified.every((post) => /verif/i.test(`${post.title} ${post.body}`))).toBe(true);
   });
@@ -129,7 +137,7 @@ describe('posts generated from directory events', () => {
     expect(created.status).toBe(201);
     const afterFive = await postsOf(agentId);
     expect(afterFive.length).toBe(before + TONES.length);
-    const reviewPosts = afterFive.filter((post) => server.services.marketing.getPost(post.id).source_event_type === 'review.created');
+    const reviewPosts = await fromEvents(afterFive, (post) => post.source_event_type === 'review.created');
     expect(new Set(reviewPosts.map((post) => post.tone))).toEqual(new Set(TONES));
     expect(reviewPosts.some((post) => post.body.includes('Caught a race condition'))).toBe(true);
 
@@ -186,18 +194,18 @@ describe('posts generated from directory events', () => {
 
 describe('GET /marketing/posts', () => {
   it('lists no drafts: only published posts, and archived ones that had been published', async () => {
-    const everything = server.services.marketing.listPosts({ page: 1, limit: 100 });
+    const everything = await server.services.marketing.listPosts({ page: 1, limit: 100 });
     expect(everything.items.some((post) => post.status === 'draft')).toBe(true);
     const before = await json(await server.api('/marketing/posts?limit=100'));
     expect(before.posts.every((post: PostBody) => post.status === 'published' || post.status === 'archived')).toBe(true);
 
-    const [shown, unseen] = server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft' }).items;
+    const [shown, unseen] = (await server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft' })).items;
     expect(
       (await json(await server.api(`/marketing/posts?agent_id=${shown!.agent_id}&limit=100`))).posts.map((p: PostBody) => p.id),
     ).not.toContain(shown!.id);
-    server.services.marketing.publishPost(shown!.id, 'mod');
-    server.services.marketing.archivePost(shown!.id, 'mod');
-    server.services.marketing.archivePost(unseen!.id, 'mod');
+    await server.services.marketing.publishPost(shown!.id, 'mod');
+    await server.services.marketing.archivePost(shown!.id, 'mod');
+    await server.services.marketing.archivePost(unseen!.id, 'mod');
     const archived = await json(await server.api('/marketing/posts?status=archived&limit=100'));
     const ids = archived.posts.map((p: PostBody) => p.id);
     expect(ids).toContain(shown!.id);
@@ -205,7 +213,7 @@ describe('GET /marketing/posts', () => {
   });
 
   it('pages newest first with a total and Link headers', async () => {
-    publishDrafts(6);
+    await publishDrafts(6);
     const all = await json(await server.api('/marketing/posts?limit=100'));
     expect(all.total).toBe(all.posts.length);
     const times = all.posts.map((post: { created_at: string }) => post.created_at);
@@ -222,8 +230,8 @@ describe('GET /marketing/posts', () => {
   });
 
   it('filters by status and tone', async () => {
-    for (const draft of server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft', tone: 'playful' }).items) {
-      server.services.marketing.publishPost(draft.id, 'mod');
+    for (const draft of (await server.services.marketing.listPosts({ page: 1, limit: 2, status: 'draft', tone: 'playful' })).items) {
+      await server.services.marketing.publishPost(draft.id, 'mod');
     }
     const playful = await json(await server.api('/marketing/posts?tone=playful&limit=100'));
     expect(playful.total).toBeGreaterThan(0);
@@ -259,16 +267,17 @@ describe('hiding a review', () => {
     const fromReview = (await postsOf(agentId)).filter((post) => post.body.includes('buy followers'));
     expect(fromReview.length).toBeGreaterThan(0);
     const [quoted] = fromReview;
-    server.services.marketing.publishPost(quoted!.id, 'mod');
-    const sourceEvent = server.services.marketing.getPost(quoted!.id).source_event_id;
-    const untouched = (await postsOf(agentId)).filter(
-      (post) => post.status === 'draft' && server.services.marketing.getPost(post.id).source_event_id !== sourceEvent,
+    await server.services.marketing.publishPost(quoted!.id, 'mod');
+    const sourceEvent = (await server.services.marketing.getPost(quoted!.id)).source_event_id;
+    const untouched = await fromEvents(
+      (await postsOf(agentId)).filter((post) => post.status === 'draft'),
+      (post) => post.source_event_id !== sourceEvent,
     );
     expect(untouched.length).toBeGreaterThan(0);
 
     await server.services.reviews.setHidden(reviewId, true, 'mod');
 
-    const generated = (await postsOf(agentId)).filter((post) => server.services.marketing.getPost(post.id).source_event_id === sourceEvent);
+    const generated = await fromEvents(await postsOf(agentId), (post) => post.source_event_id === sourceEvent);
     expect(generated.length).toBe(TONES.length);
     expect(generated.every((post) => post.status === 'archived')).toBe(true);
     // The published one stays listed publicly, as archived; the drafts never were public.
@@ -279,7 +288,7 @@ describe('hiding a review', () => {
 
     const [entry] = (await server.services.audit.list({ page: 1, limit: 5, entityType: 'marketing_post', entityId: quoted!.id })).items;
     expect(entry).toMatchObject({ action: 'marketing_post.archive', actor: 'system' });
-    for (const post of untouched) expect(server.services.marketing.getPost(post.id).status).toBe('draft');
+    for (const post of untouched) expect((await server.services.marketing.getPost(post.id)).status).toBe('draft');
   });
 });
 
@@ -287,28 +296,32 @@ describe('moderating posts', () => {
   it('publishes, edits and archives with version checks and audit entries', async () => {
     const [post] = (await postsOf(agentId)).filter((p) => p.status === 'draft');
     const { marketing, audit } = server.services;
-    const version = marketing.getPost(post!.id).version;
+    const version = (await marketing.getPost(post!.id)).version;
 
-    const edited = marketing.updatePost(post!.id, { title: 'A better title' }, { actor: 'mod', expectedVersion: version });
+    const edited = await marketing.updatePost(post!.id, { title: 'A better title' }, { actor: 'mod', expectedVersion: version });
     expect(edited).toMatchObject({ title: 'A better title', version: version + 1 });
-    expectAppError(
+    await expectAppError(
       () => marketing.updatePost(post!.id, { title: 'Stale' }, { actor: 'mod', expectedVersion: version }),
       409,
       'stale_version',
     );
-    expectAppError(() => marketing.updatePost(post!.id, { tone: 'sarcastic' as 'playful' }, { actor: 'mod' }), 400, 'validation_failed');
+    await expectAppError(
+      () => marketing.updatePost(post!.id, { tone: 'sarcastic' as 'playful' }, { actor: 'mod' }),
+      400,
+      'validation_failed',
+    );
 
-    const published = marketing.publishPost(post!.id, 'mod');
+    const published = await marketing.publishPost(post!.id, 'mod');
     expect(published.status).toBe('published');
     expect(published.published_at).toMatch(/Z$/);
-    expectAppError(() => marketing.publishPost(post!.id, 'mod'), 409, 'conflict');
+    await expectAppError(() => marketing.publishPost(post!.id, 'mod'), 409, 'conflict');
     const listed = await json(await server.api('/marketing/posts?status=published'));
     expect(listed.posts.map((p: { id: string }) => p.id)).toContain(post!.id);
 
-    expect(marketing.archivePost(post!.id, 'mod').status).toBe('archived');
-    expectAppError(() => marketing.archivePost(post!.id, 'mod'), 409, 'conflict');
-    expectAppError(() => marketing.updatePost(post!.id, { body: 'Too late' }, { actor: 'mod' }), 409, 'conflict');
-    expectAppError(() => marketing.publishPost('post_missing', 'mod'), 404, 'not_found');
+    expect((await marketing.archivePost(post!.id, 'mod')).status).toBe('archived');
+    await expectAppError(() => marketing.archivePost(post!.id, 'mod'), 409, 'conflict');
+    await expectAppError(() => marketing.updatePost(post!.id, { body: 'Too late' }, { actor: 'mod' }), 409, 'conflict');
+    await expectAppError(() => marketing.publishPost('post_missing', 'mod'), 404, 'not_found');
 
     const entries = (await audit.list({ page: 1, limit: 20, entityType: 'marketing_post', entityId: post!.id })).items;
     expect(entries.map((entry) => entry.action).sort()).toEqual([
@@ -323,11 +336,11 @@ describe('moderating posts', () => {
 describe('GET /marketing/ab-tests results', () => {
   it('computes rates, Wilson intervals, a z-test p-value and the winner from stored counts', async () => {
     const { marketing } = server.services;
-    const [test] = marketing.listAbTests({ page: 1, limit: 1 }).items;
+    const [test] = (await marketing.listAbTests({ page: 1, limit: 1 })).items;
     const [a, b] = test!.variants;
-    marketing.recordAbResult(a!.id, { impressions: 600, conversions: 120 }, { actor: 'mod' });
-    marketing.recordAbResult(a!.id, { impressions: 400, conversions: 80 });
-    marketing.recordAbResult(b!.id, { impressions: 1000, conversions: 250 });
+    await marketing.recordAbResult(a!.id, { impressions: 600, conversions: 120 }, { actor: 'mod' });
+    await marketing.recordAbResult(a!.id, { impressions: 400, conversions: 80 });
+    await marketing.recordAbResult(b!.id, { impressions: 1000, conversions: 250 });
 
     const body = await json(await server.api('/marketing/ab-tests'));
     const result = body.ab_tests.find((t: { id: string }) => t.id === test!.id);
@@ -358,18 +371,18 @@ describe('GET /marketing/ab-tests results', () => {
 
   it('rejects impossible counts and freezes results once completed', async () => {
     const { marketing, audit } = server.services;
-    const [test] = marketing.listAbTests({ page: 1, limit: 1 }).items;
+    const [test] = (await marketing.listAbTests({ page: 1, limit: 1 })).items;
     const variant = test!.variants[0]!;
-    expectAppError(() => marketing.recordAbResult(variant.id, { impressions: 0, conversions: 5000 }), 400, 'validation_failed');
-    expectAppError(() => marketing.recordAbResult(variant.id, { impressions: -1, conversions: 0 }), 400, 'validation_failed');
-    expectAppError(() => marketing.recordAbResult('var_missing', { impressions: 1, conversions: 0 }), 404, 'not_found');
+    await expectAppError(() => marketing.recordAbResult(variant.id, { impressions: 0, conversions: 5000 }), 400, 'validation_failed');
+    await expectAppError(() => marketing.recordAbResult(variant.id, { impressions: -1, conversions: 0 }), 400, 'validation_failed');
+    await expectAppError(() => marketing.recordAbResult('var_missing', { impressions: 1, conversions: 0 }), 404, 'not_found');
 
-    const completed = marketing.completeAbTest(test!.id, 'mod');
+    const completed = await marketing.completeAbTest(test!.id, 'mod');
     expect(completed.status).toBe('completed');
     expect(completed.completed_at).toMatch(/Z$/);
     expect(completed.winner).toBe('B');
-    expectAppError(() => marketing.completeAbTest(test!.id, 'mod'), 409, 'conflict');
-    expectAppError(() => marketing.recordAbResult(variant.id, { impressions: 1, conversions: 0 }), 409, 'conflict');
+    await expectAppError(() => marketing.completeAbTest(test!.id, 'mod'), 409, 'conflict');
+    await expectAppError(() => marketing.recordAbResult(variant.id, { impressions: 1, conversions: 0 }), 409, 'conflict');
 
     const actions = (await audit.list({ page: 1, limit: 20, entityType: 'ab_test', entityId: test!.id })).items.map(
       (entry) => entry.action,
@@ -402,8 +415,8 @@ describe('GET /marketing/metrics', () => {
         .values({ ...template, id: `post_metrics_${suffix}`, status: 'published', createdAt: at, publishedAt: at })
         .run();
     }
-    const [draft] = marketing.listPosts({ page: 1, limit: 1, status: 'draft' }).items;
-    marketing.publishPost(draft!.id, 'mod');
+    const [draft] = (await marketing.listPosts({ page: 1, limit: 1, status: 'draft' })).items;
+    await marketing.publishPost(draft!.id, 'mod');
 
     const body = await json(await server.api('/marketing/metrics'));
     const sqlite = db.$client;

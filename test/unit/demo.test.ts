@@ -194,7 +194,7 @@ describe('seedDemoDirectory', () => {
     expect(one<{ n: number }>(db, 'SELECT count(DISTINCT email_key) AS n FROM newsletter_subscribers').n).toBe(DEMO_SIZES.subscribers);
   });
 
-  it('generates marketing history with the live generator: tones, publishing over 60 days, A/B tests', () => {
+  it('generates marketing history with the live generator: tones, publishing over 60 days, A/B tests', async () => {
     const { db, services } = first;
     const tones = all<{ tone: string }>(db, 'SELECT DISTINCT tone FROM marketing_posts').map((row) => row.tone);
     expect(tones.sort()).toEqual([...TONES].sort());
@@ -215,7 +215,7 @@ describe('seedDemoDirectory', () => {
     const publishDays = one<{ n: number }>(db, 'SELECT count(DISTINCT substr(published_at, 1, 10)) AS n FROM marketing_posts').n;
     expect(publishDays).toBeGreaterThan(40);
 
-    const tests = services.marketing.listAbTests({ page: 1, limit: 100 }).items;
+    const tests = (await services.marketing.listAbTests({ page: 1, limit: 100 })).items;
     expect(tests.length).toBeGreaterThanOrEqual(20);
     expect(tests.some((test) => test.status === 'completed')).toBe(true);
     expect(tests.some((test) => test.status === 'running')).toBe(true);

@@ -12,15 +12,15 @@ const versionedRef = z.strictObject({ id: idParamSchema, expectedVersion });
 /** Generated marketing posts, A/B tests and publishing metrics. */
 export const marketingRouter = router({
   /** Posts, newest first, with the name of the agent each is about. */
-  listPosts: adminProcedure.input(listPostsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.postQueue.list(input);
+  listPosts: adminProcedure.input(listPostsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.postQueue.list(input);
     return { posts: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
   /** Publishes or archives several posts, each on its own: the answer says what happened to each. */
   decidePosts: adminProcedure
     .input(z.strictObject({ ids: z.array(idParamSchema).min(1).max(MAX_BULK_POSTS), decision: z.enum(['publish', 'archive']) }))
-    .mutation(({ ctx, input }) => ({ results: ctx.services.postQueue.decide(input.ids, input.decision, ctx.actor) })),
+    .mutation(async ({ ctx, input }) => ({ results: await ctx.services.postQueue.decide(input.ids, input.decision, ctx.actor) })),
 
   /** One post with its version and the event it was generated from. */
   getPost: adminProcedure.input(ref).query(({ ctx, input }) => ctx.services.marketing.getPost(input.id)),
@@ -40,8 +40,8 @@ export const marketingRouter = router({
     .input(versionedRef)
     .mutation(({ ctx, input }) => ctx.services.marketing.archivePost(input.id, ctx.actor, { expectedVersion: input.expectedVersion })),
 
-  listAbTests: adminProcedure.input(listAbTestsQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.marketing.listAbTests(input);
+  listAbTests: adminProcedure.input(listAbTestsQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.marketing.listAbTests(input);
     return { ab_tests: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 

@@ -31,7 +31,7 @@ export const marketingRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.marketing.listPosts(request.query, { publicOnly: true });
+      const page = await services.marketing.listPosts(request.query, { publicOnly: true });
       setPageLinks(request, reply, page);
       return { posts: page.items, page: page.page, limit: page.limit, total: page.total };
     },
@@ -53,7 +53,7 @@ export const marketingRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const page = services.marketing.listAbTests(request.query);
+      const page = await services.marketing.listAbTests(request.query);
       setPageLinks(request, reply, page);
       return { ab_tests: page.items, page: page.page, limit: page.limit, total: page.total };
     },

@@ -1,8 +1,7 @@
 import { inArray } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import type { Store } from '../../db/store';
 import { AppError } from '../../errors';
 import type { Page } from '../../lib/schemas';
-import { agents } from '../agents/agents.table';
 import type { ListPostsQuery, MarketingPost } from './marketing.schemas';
 import type { MarketingService } from './marketing.service';
 
@@ -14,7 +13,8 @@ export interface QueuedPost extends MarketingPost {
 export type PostDecision = 'publish' | 'archive';
 
 /** What happened to one post of a bulk decision. */
-export type PostDecisionResult = { id: string; ok: true; status: MarketingPost['status'] } | { id: string; ok: false; code: string; error: string };
+export type PostDecisionResult =
+  { id: string; ok: true; status: MarketingPost['status'] } | { id: string; ok: false; code: string; error: string };
 
 /** At most this many posts per bulk decision: a page of the list. */
 export const MAX_BULK_POSTS = 100;
@@ -24,34 +24,36 @@ export const MAX_BULK_POSTS = 100;
  * posts at once. Each post is decided through the one write path (publishPost / archivePost), on
  * its own: a post someone else archived meanwhile fails alone, the rest go through.
  */
-export function createPostQueue({ db, marketing }: { db: Db; marketing: MarketingService }) {
+export function createPostQueue({ store, marketing }: { store: Store; marketing: MarketingService }) {
   return {
-    list(query: ListPostsQuery): Page<QueuedPost> {
-      const page = marketing.listPosts(query);
+    async list(query: ListPostsQuery): Promise<Page<QueuedPost>> {
+      const page = await marketing.listPosts(query);
       const ids = [...new Set(page.items.flatMap((post) => (post.agent_id ? [post.agent_id] : [])))];
-      const names = new Map(
+      const { agents } = store.t;
+      const rows =
         ids.length === 0
           ? []
-          : db
-              .select({ id: agents.id, name: agents.name })
-              .from(agents)
-              .where(inArray(agents.id, ids))
-              .all()
-              .map((row) => [row.id, row.name] as const),
-      );
-      return { ...page, items: page.items.map((post) => ({ ...post, agent_name: post.agent_id ? (names.get(post.agent_id) ?? null) : null })) };
+          : await store.rows(store.db.select({ id: agents.id, name: agents.name }).from(agents).where(inArray(agents.id, ids)));
+      const names = new Map(rows.map((row) => [row.id, row.name] as const));
+      return {
+        ...page,
+        items: page.items.map((post) => ({ ...post, agent_name: post.agent_id ? (names.get(post.agent_id) ?? null) : null })),
+      };
     },
 
-    decide(ids: readonly string[], decision: PostDecision, actor: string): PostDecisionResult[] {
-      return [...new Set(ids)].map((id): PostDecisionResult => {
+    /** One post after another, each in its own transaction. */
+    async decide(ids: readonly string[], decision: PostDecision, actor: string): Promise<PostDecisionResult[]> {
+      const results: PostDecisionResult[] = [];
+      for (const id of new Set(ids)) {
         try {
-          const post = decision === 'publish' ? marketing.publishPost(id, actor) : marketing.archivePost(id, actor);
-          return { id, ok: true, status: post.status };
+          const post = decision === 'publish' ? await marketing.publishPost(id, actor) : await marketing.archivePost(id, actor);
+          results.push({ id, ok: true, status: post.status });
         } catch (error) {
-          if (error instanceof AppError) return { id, ok: false, code: error.code, error: error.detail };
-          throw error;
+          if (error instanceof AppError) results.push({ id, ok: false, code: error.code, error: error.detail });
+          else throw error;
         }
-      });
+      }
+      return results;
     },
   };
 }
