@@ -14,13 +14,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { API_PREFIX, buildApp } from '../src-api/http/app';
 import { agents } from '../src-api/modules/agents/agents.table';
 import { createServices } from '../src-api/services';
 import { agentRow } from '../test/helpers/both-stores';
+import { alternate, loadAverage } from './lib/alternate';
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -95,41 +95,10 @@ async function main() {
       if (x !== y) throw new Error(`${name}: base and this checkout differ\n${x.slice(0, 300)}\n${y.slice(0, 300)}`);
     }
 
-  const measure = async (run: (i: number) => unknown, n: number) => {
-    const start = performance.now();
-    // Every call awaited, the synchronous base ones too: the routes that call them are async.
-    for (let i = 0; i < n; i++) await run(i);
-    return ((performance.now() - start) * 1000) / n;
-  };
-  const load = () =>
-    os
-      .loadavg()
-      .map((n) => n.toFixed(1))
-      .join(' ');
-  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()}`);
   console.log(`${agentCount} agents; base ${base}; ${rounds} rounds of ${ops} calls per variant, alternating`);
-  const samples = new Map<string, [number[], number[]]>(names.map((name) => [name, [[], []]]));
-  for (const name of names) {
-    await measure(before[name], ops / 4);
-    await measure(after[name], ops / 4);
-  }
-  for (let round = 0; round < rounds; round++)
-    for (const name of names) {
-      const [b, a] = samples.get(name)!;
-      if (round % 2) {
-        a.push(await measure(after[name], ops));
-        b.push(await measure(before[name], ops));
-      } else {
-        b.push(await measure(before[name], ops));
-        a.push(await measure(after[name], ops));
-      }
-    }
-  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
-  for (const name of names) {
-    const [b, a] = samples.get(name)!.map(median) as [number, number];
-    console.log(`${name.padEnd(30)} base ${b.toFixed(1).padStart(8)} µs   this ${a.toFixed(1).padStart(8)} µs   ${(a / b).toFixed(3)}×`);
-  }
-  console.log(`load average at the end ${load()}`);
+  await alternate(before, after, { rounds, ops });
+  console.log(`load average at the end ${loadAverage()}`);
   await Promise.all([app.close(), baseApp.close()]);
   fs.rmSync(dir, { recursive: true, force: true });
 }

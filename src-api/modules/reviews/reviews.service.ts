@@ -50,16 +50,21 @@ export function createReviewsService({ store, clock, ids, agents: agentsService,
   const countWhere = async (where: SQL | undefined): Promise<number> =>
     (await store.first(store.db.select({ n: count() }).from(store.t.reviews).where(where)))?.n ?? 0;
 
-  /** A page of reviews with their agent's name, newest first (the where clause built on store.t). */
-  const moderatedPage = async (where: SQL | undefined, query: PageQuery): Promise<Page<ModeratedReview>> => {
+  /** Reviews with their agent's name and the owner's reply (the console's view), narrowed by `where` (built on store.t). */
+  const moderatedReviews = (where: SQL | undefined) => {
     const { reviews, agents, reviewReplies } = store.t;
+    return store.db
+      .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
+      .from(reviews)
+      .innerJoin(agents, eq(agents.id, reviews.agentId))
+      .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
+      .where(where);
+  };
+
+  /** A page of reviews with their agent's name, newest first. */
+  const moderatedPage = async (where: SQL | undefined, query: PageQuery): Promise<Page<ModeratedReview>> => {
     const rows = await store.rows(
-      store.db
-        .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
-        .from(reviews)
-        .innerJoin(agents, eq(agents.id, reviews.agentId))
-        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
-        .where(where)
+      moderatedReviews(where)
         .orderBy(...newestFirst())
         .limit(query.limit)
         .offset((query.page - 1) * query.limit),
@@ -73,16 +78,7 @@ export function createReviewsService({ store, clock, ids, agents: agentsService,
   };
 
   const requireModeratedReview = async (reviewId: string): Promise<ModeratedReview> => {
-    const { reviews, agents, reviewReplies } = store.t;
-    const found = await store.first(
-      store.db
-        .select({ review: reviews, agentName: agents.name, reply: reviewReplies })
-        .from(reviews)
-        .innerJoin(agents, eq(agents.id, reviews.agentId))
-        .leftJoin(reviewReplies, eq(reviewReplies.reviewId, reviews.id))
-        .where(eq(reviews.id, reviewId))
-        .limit(1),
-    );
+    const found = await store.first(moderatedReviews(eq(store.t.reviews.id, reviewId)).limit(1));
     if (!found) throw new NotFoundError('Review', reviewId);
     return toModeratedReview(found.review, found.agentName, found.reply);
   };

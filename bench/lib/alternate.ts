@@ -1,0 +1,50 @@
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+
+/** The load averages (1, 5, 15 minutes), for the first and last line of an A/B run. */
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ');
+
+/** µs per call of `run` over `n` calls, each awaited (the synchronous ones too: the routes that call them are async). */
+async function measure(run: (i: number) => unknown, n: number): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) await run(i);
+  return ((performance.now() - start) * 1000) / n;
+}
+
+/**
+ * Another checkout's calls (`base`) against this checkout's (`current`), each name in turn, the
+ * order of the two flipped every round so neither always runs warm; a warm-up of ops / 4 first.
+ * Prints µs per call (median of the rounds) and the ratio this/base.
+ */
+export async function alternate<Names extends string>(
+  base: Record<Names, (i: number) => unknown>,
+  current: Record<Names, (i: number) => unknown>,
+  { rounds, ops, width = 30 }: { rounds: number; ops: number; width?: number },
+): Promise<void> {
+  const names = Object.keys(base) as Names[];
+  const samples = new Map<Names, [number[], number[]]>(names.map((name) => [name, [[], []]]));
+  for (const name of names) {
+    await measure(base[name], ops / 4);
+    await measure(current[name], ops / 4);
+  }
+  for (let round = 0; round < rounds; round++)
+    for (const name of names) {
+      const [b, a] = samples.get(name)!;
+      if (round % 2) {
+        a.push(await measure(current[name], ops));
+        b.push(await measure(base[name], ops));
+      } else {
+        b.push(await measure(base[name], ops));
+        a.push(await measure(current[name], ops));
+      }
+    }
+  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  for (const name of names) {
+    const [b, a] = samples.get(name)!.map(median) as [number, number];
+    console.log(`${name.padEnd(width)} base ${b.toFixed(1).padStart(8)} µs   this ${a.toFixed(1).padStart(8)} µs   ${(a / b).toFixed(3)}×`);
+  }
+}
