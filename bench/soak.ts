@@ -110,14 +110,14 @@ async function main(): Promise<void> {
 
   const config = createConfig({ dataDir });
   const prep = createServices({ db: openDatabase(databasePath(config)), config });
-  const fastEndpoint = prep.webhooks.add(
+  const fastEndpoint = await prep.webhooks.add(
     { url: fast.url, events: ['review.created'], description: 'soak: fast, verifying' },
     { actor: 'soak' },
   );
   fastSecret = fastEndpoint.secret;
-  prep.webhooks.add({ url: slow.url, events: [], description: `soak: answers in ${options.slowMs} ms` }, { actor: 'soak' });
+  await prep.webhooks.add({ url: slow.url, events: [], description: `soak: answers in ${options.slowMs} ms` }, { actor: 'soak' });
   // A destination whose name never resolves: retried, never counted toward disabling the endpoint.
-  const unresolvable = prep.webhooks.add(
+  const unresolvable = await prep.webhooks.add(
     { url: 'http://soak-unresolvable.invalid/hooks', events: ['review.created'], description: 'soak: DNS fails' },
     { actor: 'soak' },
   );
@@ -277,8 +277,8 @@ async function main(): Promise<void> {
   await Promise.all([fast.close(), slow.close(), dns.close()]);
   // What the server left in its delivery queue, read from the database once it has stopped.
   const after = createServices({ db: openDatabase(databasePath(config)), config });
-  const queue = after.webhooks.queue.countByStatus();
-  const unresolvableState = after.webhooks.get(unresolvable.id);
+  const queue = await after.webhooks.queue.countByStatus();
+  const unresolvableState = await after.webhooks.get(unresolvable.id);
   after.db.$client.close();
   if (!options.keep) fs.rmSync(dataDir, { recursive: true, force: true });
   else console.error(`data dir kept: ${dataDir}`);

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const config = createConfig({ dataDir });
   const prep = createServices({ db: openDatabase(databasePath(config)), config });
   const agent = prep.agents.create(agentInput({ name: 'Bench Target' }), { emitEvents: false });
-  const endpoint = prep.webhooks.add({ url: receiver.url, description: 'bench receiver' }, { actor: 'bench' });
+  const endpoint = await prep.webhooks.add({ url: receiver.url, description: 'bench receiver' }, { actor: 'bench' });
   receiver.secret = endpoint.secret;
   // A backlog queued while no server runs: the dispatcher's own pace, without a producer competing for the CPU.
   const backlog = options.events;

@@ -138,8 +138,8 @@ export function createServices({
   // Deliveries resolve receivers' names with dnsResolver too (never dns.lookup's thread pool).
   const sendWebhook = createWebhookSender(dnsResolver);
   const webhooks = createWebhooksService({ ...base, store, events, audit, config, send: sendWebhook });
-  // Until its async form exists: a sync write on SQLite's one connection, so inside the closing store transaction.
-  accounts.onClose(async (accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
+  // In the closing store transaction: the endpoints, their delivery logs and the audit entries go with the account.
+  accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
   const backups = createBackupService({ db, config, clock, audit });
   // Start-up warm-ups and the trust refresh in progress (startServer marks them), for /health's `idle`.

@@ -249,7 +249,7 @@ describe('closing an account', () => {
     const withKey = await server.api('/agents?limit=1', { headers: { authorization: `Bearer ${key.key}` } });
     expect(withKey.status).toBe(401);
     expect((await json(withKey)).code).toBe('invalid_api_key');
-    expect(() => server.services.webhooks.get(endpoint.id)).toThrow();
+    await expect(server.services.webhooks.get(endpoint.id)).rejects.toThrow();
     const reviews = await json(await server.api(`/agents/${agent.id}/reviews`));
     expect(reviews.reviews[0]).toMatchObject({ id: review.id, verified_reviewer: false });
     expect(bobId).not.toBe(annId);

@@ -23,7 +23,7 @@ beforeAll(async () => {
     webhooks: { pollIntervalMs: 100 },
     rateLimit: { enabled: true, writes: 2, anonymousReads: 1_000 },
   });
-  receiver.secret = server.services.webhooks.add({ url: receiver.url, events: ['review.created'] }, { actor: 'test' }).secret;
+  receiver.secret = (await server.services.webhooks.add({ url: receiver.url, events: ['review.created'] }, { actor: 'test' })).secret;
   agentId = server.services.agents.create(agentInput({ name: 'Metered Agent' }), { emitEvents: false }).id;
 });
 

@@ -35,11 +35,11 @@ describe('stats.overview', () => {
       submissionInputSchema.parse({ name: 'Pending One', tagline: 'Waits', source_url: 'https://example.com/pending-one' }),
     );
     await services.claims.create({ agent_id: agent.id, claimant_name: 'Owner', claimant_email: 'owner@example.com' });
-    const healthy = services.webhooks.add({ url: 'https://example.com/healthy' }, { actor: 'test' });
-    const failing = services.webhooks.add({ url: 'https://example.com/failing' }, { actor: 'test' });
-    const disabled = services.webhooks.add({ url: 'https://example.com/disabled' }, { actor: 'test' });
+    const healthy = await services.webhooks.add({ url: 'https://example.com/healthy' }, { actor: 'test' });
+    const failing = await services.webhooks.add({ url: 'https://example.com/failing' }, { actor: 'test' });
+    const disabled = await services.webhooks.add({ url: 'https://example.com/disabled' }, { actor: 'test' });
     services.db.update(webhookEndpoints).set({ consecutiveFailures: 3 }).where(eq(webhookEndpoints.id, failing.id)).run();
-    services.webhooks.setActive(disabled.id, false, { actor: 'test', reason: '410 Gone' });
+    await services.webhooks.setActive(disabled.id, false, { actor: 'test', reason: '410 Gone' });
     expect(healthy.active).toBe(true);
 
     const overview = (await query('stats.overview')).data;

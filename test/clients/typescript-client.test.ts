@@ -409,7 +409,7 @@ describe('TypeScript client: webhooks', () => {
   });
 
   it('verifies a real delivery from the server', async () => {
-    const endpoint = server.services.webhooks.add({ url: `${site.origin}/hook`, events: ['review.created'] }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: `${site.origin}/hook`, events: ['review.created'] }, { actor: 'test' });
     const review = await client.addReview(sample[20]!.id, { rating: 4, comment: 'webhook check' });
     const deadline = Date.now() + 20_000;
     let delivery: LocalSite['posts'][number] | undefined;

@@ -128,7 +128,7 @@ describe(`${DOC}: examples against real deliveries`, () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    const endpoint = server.services.webhooks.add({ url: receiver.url, events: [] }, { actor: 'docs-test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url, events: [] }, { actor: 'docs-test' });
     receiver.secret = secret = endpoint.secret;
 
     // The owner's web site, for the claim: serves the tokens of the claims made in this test.

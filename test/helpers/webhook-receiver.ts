@@ -190,11 +190,11 @@ export async function startWebhookReceiver(
 // ---------------------------------------------------------------------------
 // Waiting on the delivery log.
 
-/** Polls until `check` returns a value (not undefined), or fails with `what`. */
-export async function eventually<T>(check: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+/** Polls until `check` returns (or resolves to) a value (not undefined), or fails with `what`. */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -202,11 +202,11 @@ export async function eventually<T>(check: () => T | undefined, what: string, ti
 }
 
 /** The deliveries of an endpoint, oldest first, with their attempts. */
-export function deliveriesOf(services: Services, endpointId: string): WebhookDeliveryDetail[] {
-  return services.webhooks
-    .listDeliveries({ endpointId, limit: 100 })
-    .items.reverse()
-    .map((delivery) => services.webhooks.getDelivery(delivery.id));
+export async function deliveriesOf(services: Services, endpointId: string): Promise<WebhookDeliveryDetail[]> {
+  const page = await services.webhooks.listDeliveries({ endpointId, limit: 100 });
+  const details: WebhookDeliveryDetail[] = [];
+  for (const delivery of page.items.reverse()) details.push(await services.webhooks.getDelivery(delivery.id));
+  return details;
 }
 
 /** Waits until the endpoint's only delivery reaches one of `statuses`, and returns it. */
@@ -217,8 +217,8 @@ export function waitForDeliveryStatus(
   timeoutMs = 10_000,
 ): Promise<WebhookDeliveryDetail> {
   return eventually(
-    () => {
-      const [delivery] = deliveriesOf(services, endpointId);
+    async () => {
+      const [delivery] = await deliveriesOf(services, endpointId);
       return delivery && statuses.includes(delivery.status) ? delivery : undefined;
     },
     `a delivery to ${endpointId} to be ${statuses.join(' or ')}`,

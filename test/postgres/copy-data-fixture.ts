@@ -26,7 +26,7 @@ export async function seedSource(dataDir: string, file: string): Promise<void> {
     await seedDemoDirectory(services);
     await services.accounts.createVerified({ email: 'Owner@Example.org', name: 'Owner', roles: ['moderator'] }, 'test');
     await services.keys.create('copy test key', 'test');
-    services.webhooks.add({ url: 'https://hooks.example.org/in', events: [], description: 'copy test' }, { actor: 'test' });
+    await services.webhooks.add({ url: 'https://hooks.example.org/in', events: [], description: 'copy test' }, { actor: 'test' });
   } finally {
     db.$client.close();
   }

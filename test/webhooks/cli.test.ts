@@ -75,7 +75,7 @@ describe('cli webhooks', () => {
     await receiver.waitFor((hits) => hits.filter((h) => !h.isTest).length === 2, 10_000, 'agent.registered and review.created');
     expect(receiver.received.map((h) => h.body?.event).sort()).toEqual(['agent.registered', 'review.created']);
     expect(receiver.received.every((h) => h.signatureValid && h.standardValid)).toBe(true);
-    expect(server.services.webhooks.get(endpointId).description).toBe('from the CLI');
+    expect((await server.services.webhooks.get(endpointId)).description).toBe('from the CLI');
   });
 
   it('add without --events subscribes to every kind: events []', async () => {
@@ -83,11 +83,11 @@ describe('cli webhooks', () => {
     expect(run.code).toBe(0);
     const printed = JSON.parse(run.stdout);
     expect(printed.events).toEqual([]);
-    server.services.webhooks.remove(printed.id, { actor: 'test' });
+    await server.services.webhooks.remove(printed.id, { actor: 'test' });
   });
 
   it('add refuses unknown kinds and non-http URLs as usage errors (exit 2), writing nothing', async () => {
-    const before = server.services.webhooks.list().length;
+    const before = (await server.services.webhooks.list()).length;
     const badKind = await cli([
       'webhooks',
       'add',
@@ -104,7 +104,7 @@ describe('cli webhooks', () => {
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('absolute http or https URL');
     expect(badUrl.stdout).toBe('');
-    expect(server.services.webhooks.list()).toHaveLength(before);
+    expect(await server.services.webhooks.list()).toHaveLength(before);
   });
 
   it('list prints a JSON array without secrets', async () => {
@@ -139,7 +139,7 @@ describe('cli webhooks', () => {
       deliveryId: result.delivery_id,
       eventId: 'evt_sample_claim_approved',
     });
-    expect(hit.rawBody.toString('utf8')).toBe(server.services.webhooks.preview(endpointId, 'claim.approved').previews[0]!.body);
+    expect(hit.rawBody.toString('utf8')).toBe((await server.services.webhooks.preview(endpointId, 'claim.approved')).previews[0]!.body);
   });
 
   it('rotate prints the new secret; the old one still signs webhook-signature for 24 h', async () => {

@@ -25,9 +25,9 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-function errorOf(run: () => unknown): AppError {
+async function errorOf(run: () => unknown): Promise<AppError> {
   try {
-    run();
+    await run();
   } catch (error) {
     if (error instanceof AppError) return error;
     throw error;
@@ -37,7 +37,7 @@ function errorOf(run: () => unknown): AppError {
 
 describe('endpoints', () => {
   it('add: validates URL and kinds, returns a whsec_ secret with 256 bits, audits with the actor', async () => {
-    const created = server.services.webhooks.add(
+    const created = await server.services.webhooks.add(
       { url: 'https://hooks.example.com/in', events: ['review.created', 'agent.registered', 'review.created'], description: ' CRM sync ' },
       { actor: 'alice' },
     );
@@ -63,48 +63,49 @@ describe('endpoints', () => {
       { url: 'https://example.com', events: ['agent.deleted'] },
       { url: 'https://example.com', extra: 1 },
     ]) {
-      const error = errorOf(() => server.services.webhooks.add(bad as never, { actor: 'alice' }));
+      const error = await errorOf(() => server.services.webhooks.add(bad as never, { actor: 'alice' }));
       expect(error.code).toBe('validation_failed');
       expect(error.extra.errors?.length).toBeGreaterThan(0);
     }
-    server.services.webhooks.remove(created.id, { actor: 'alice' });
+    await server.services.webhooks.remove(created.id, { actor: 'alice' });
   });
 
   it('list and get never show the secret; revealSecret does, audited', async () => {
-    const created = server.services.webhooks.add({ url: 'https://hooks.example.com/list' }, { actor: 'alice' });
-    const listed = server.services.webhooks.list().find((e) => e.id === created.id)!;
+    const created = await server.services.webhooks.add({ url: 'https://hooks.example.com/list' }, { actor: 'alice' });
+    const listed = (await server.services.webhooks.list()).find((e) => e.id === created.id)!;
     expect(listed).not.toHaveProperty('secret');
-    expect(server.services.webhooks.get(created.id)).not.toHaveProperty('secret');
-    expect(JSON.stringify(server.services.webhooks.list())).not.toContain('whsec_');
-    expect(server.services.webhooks.revealSecret(created.id, { actor: 'bob' }).secret).toBe(created.secret);
+    expect(await server.services.webhooks.get(created.id)).not.toHaveProperty('secret');
+    expect(JSON.stringify(await server.services.webhooks.list())).not.toContain('whsec_');
+    expect((await server.services.webhooks.revealSecret(created.id, { actor: 'bob' })).secret).toBe(created.secret);
     expect((await server.services.audit.list({ page: 1, limit: 5, entityId: created.id, actor: 'bob' })).items[0]!.action).toBe(
       'webhook.reveal_secret',
     );
-    server.services.webhooks.remove(created.id, { actor: 'alice' });
+    await server.services.webhooks.remove(created.id, { actor: 'alice' });
   });
 
-  it('update bumps the version and refuses a stale one; unknown ids are 404', () => {
-    const created = server.services.webhooks.add({ url: 'https://hooks.example.com/v1' }, { actor: 'alice' });
-    const updated = server.services.webhooks.update(
+  it('update bumps the version and refuses a stale one; unknown ids are 404', async () => {
+    const created = await server.services.webhooks.add({ url: 'https://hooks.example.com/v1' }, { actor: 'alice' });
+    const updated = await server.services.webhooks.update(
       created.id,
       { url: 'https://hooks.example.com/v2', events: ['agent.verified'] },
       { actor: 'alice', expectedVersion: 1 },
     );
     expect(updated).toMatchObject({ url: 'https://hooks.example.com/v2', events: ['agent.verified'], version: 2 });
     expect(
-      errorOf(() => server.services.webhooks.update(created.id, { description: 'late' }, { actor: 'bob', expectedVersion: 1 })).code,
+      (await errorOf(() => server.services.webhooks.update(created.id, { description: 'late' }, { actor: 'bob', expectedVersion: 1 })))
+        .code,
     ).toBe('stale_version');
-    expect(errorOf(() => server.services.webhooks.update(created.id, { url: 'javascript:alert(1)' }, { actor: 'bob' })).code).toBe(
+    expect((await errorOf(() => server.services.webhooks.update(created.id, { url: 'javascript:alert(1)' }, { actor: 'bob' }))).code).toBe(
       'validation_failed',
     );
-    expect(errorOf(() => server.services.webhooks.get('whk_nope')).status).toBe(404);
-    expect(errorOf(() => server.services.webhooks.remove('whk_nope', { actor: 'bob' })).status).toBe(404);
-    server.services.webhooks.remove(created.id, { actor: 'alice' });
+    expect((await errorOf(() => server.services.webhooks.get('whk_nope'))).status).toBe(404);
+    expect((await errorOf(() => server.services.webhooks.remove('whk_nope', { actor: 'bob' }))).status).toBe(404);
+    await server.services.webhooks.remove(created.id, { actor: 'alice' });
   });
 
   it('rotateSecret: X-Service-Signature uses the new secret; webhook-signature both, during the overlap', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'alice' });
-    const rotated = server.services.webhooks.rotateSecret(endpoint.id, { actor: 'alice' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'alice' });
+    const rotated = await server.services.webhooks.rotateSecret(endpoint.id, { actor: 'alice' });
     expect(rotated.secret).not.toBe(endpoint.secret);
     expect(rotated.version).toBe(2);
     receiver.secret = endpoint.secret; // the old one
@@ -117,7 +118,7 @@ describe('endpoints', () => {
     expect(hit.standardValid).toBe(true); // the old secret, still valid for 24 h
     expect(standardVerifies(rotated.secret, hit.rawBody, hit.headers)).toBe(true);
     receiver.secret = rotated.secret;
-    server.services.webhooks.remove(endpoint.id, { actor: 'alice' });
+    await server.services.webhooks.remove(endpoint.id, { actor: 'alice' });
   });
 });
 
@@ -128,13 +129,13 @@ describe('delivery log and redelivery', () => {
 
   beforeAll(async () => {
     failingReceiver = await startWebhookReceiver({ respond: () => ({ status: 500, body: 'down' }) });
-    const endpoint = server.services.webhooks.add(
+    const endpoint = await server.services.webhooks.add(
       { url: receiver.url, events: ['agent.registered', 'review.created'] },
       { actor: 'alice' },
     );
     receiver.secret = endpoint.secret;
     endpointId = endpoint.id;
-    const other = server.services.webhooks.add({ url: failingReceiver.url, events: ['review.created'] }, { actor: 'alice' });
+    const other = await server.services.webhooks.add({ url: failingReceiver.url, events: ['review.created'] }, { actor: 'alice' });
     failingReceiver.secret = other.secret;
     otherEndpointId = other.id;
 
@@ -143,47 +144,48 @@ describe('delivery log and redelivery', () => {
     expect(review.status).toBe(201);
     await waitForDeliveryStatus(server.services, otherEndpointId, ['failed']);
     await eventually(
-      () => (deliveriesOf(server.services, endpointId).filter((d) => d.status === 'succeeded').length === 2 ? true : undefined),
+      async () =>
+        (await deliveriesOf(server.services, endpointId)).filter((d) => d.status === 'succeeded').length === 2 ? true : undefined,
       'both deliveries to the healthy endpoint',
     );
   });
   afterAll(() => failingReceiver?.close());
 
-  it('lists deliveries newest first with filters: endpoint, status, event kind, since, tests', () => {
-    const all = server.services.webhooks.listDeliveries({ limit: 100 });
+  it('lists deliveries newest first with filters: endpoint, status, event kind, since, tests', async () => {
+    const all = await server.services.webhooks.listDeliveries({ limit: 100 });
     expect(all.total).toBeGreaterThanOrEqual(3);
-    const mine = server.services.webhooks.listDeliveries({ endpointId, limit: 100 });
+    const mine = await server.services.webhooks.listDeliveries({ endpointId, limit: 100 });
     expect(mine.items.map((d) => d.event_type).sort()).toEqual(['agent.registered', 'review.created']);
     expect(mine.items.every((d) => d.endpoint_url === receiver.url && d.status === 'succeeded')).toBe(true);
     expect(mine.items[0]!.created_at >= mine.items[1]!.created_at).toBe(true);
 
-    const failed = server.services.webhooks.listDeliveries({ status: 'failed', limit: 100 });
+    const failed = await server.services.webhooks.listDeliveries({ status: 'failed', limit: 100 });
     expect(failed.items.map((d) => d.endpoint_id)).toEqual([otherEndpointId]);
-    expect(server.services.webhooks.listDeliveries({ eventType: 'agent.registered', endpointId, limit: 100 }).total).toBe(1);
-    expect(server.services.webhooks.listDeliveries({ since: new Date(Date.now() + 60_000).toISOString() }).total).toBe(0);
-    expect(server.services.webhooks.listDeliveries({ isTest: true }).total).toBe(0);
-    const paged = server.services.webhooks.listDeliveries({ page: 2, limit: 1, endpointId });
+    expect((await server.services.webhooks.listDeliveries({ eventType: 'agent.registered', endpointId, limit: 100 })).total).toBe(1);
+    expect((await server.services.webhooks.listDeliveries({ since: new Date(Date.now() + 60_000).toISOString() })).total).toBe(0);
+    expect((await server.services.webhooks.listDeliveries({ isTest: true })).total).toBe(0);
+    const paged = await server.services.webhooks.listDeliveries({ page: 2, limit: 1, endpointId });
     expect(paged).toMatchObject({ page: 2, limit: 1, total: 2 });
     expect(paged.items).toHaveLength(1);
-    expect(errorOf(() => server.services.webhooks.listDeliveries({ status: 'lost' as never })).code).toBe('validation_failed');
+    expect((await errorOf(() => server.services.webhooks.listDeliveries({ status: 'lost' as never }))).code).toBe('validation_failed');
   });
 
-  it('shows every attempt of a delivery: request, status, latency, response excerpt, error', () => {
-    const [failed] = server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).items;
-    const detail = server.services.webhooks.getDelivery(failed!.id);
+  it('shows every attempt of a delivery: request, status, latency, response excerpt, error', async () => {
+    const [failed] = (await server.services.webhooks.listDeliveries({ endpointId: otherEndpointId })).items;
+    const detail = await server.services.webhooks.getDelivery(failed!.id);
     expect(detail.attempts).toHaveLength(2);
     for (const attempt of detail.attempts) {
       expect(attempt).toMatchObject({ status_code: 500, response_excerpt: 'down', error: 'the receiver answered 500' });
       expect(attempt.request_headers).toMatchObject({ 'Content-Type': 'application/json', 'X-Service-Event': 'review.created' });
       expect(JSON.parse(attempt.request_body)).toMatchObject({ id: detail.event_id, event: 'review.created' });
     }
-    expect(errorOf(() => server.services.webhooks.getDelivery('dlv_nope')).status).toBe(404);
+    expect((await errorOf(() => server.services.webhooks.getDelivery('dlv_nope'))).status).toBe(404);
   });
 
   it('redeliver: a new delivery of the same event, same id and bytes, new delivery id', async () => {
-    const [original] = server.services.webhooks.listDeliveries({ endpointId, eventType: 'review.created' }).items;
+    const [original] = (await server.services.webhooks.listDeliveries({ endpointId, eventType: 'review.created' })).items;
     const firstHit = receiver.received.find((h) => h.deliveryId === original!.id)!;
-    const again = server.services.webhooks.redeliver(original!.id, { actor: 'carol' });
+    const again = await server.services.webhooks.redeliver(original!.id, { actor: 'carol' });
     expect(again).toMatchObject({ event_id: original!.event_id, endpoint_id: endpointId, status: 'pending', attempt_count: 0 });
     expect(again.id).not.toBe(original!.id);
     await receiver.waitFor((hits) => hits.some((h) => h.deliveryId === again.id), 10_000, 'the redelivery');
@@ -200,7 +202,7 @@ describe('delivery log and redelivery', () => {
     const since = new Date(Date.now() - 60_000).toISOString();
     failingReceiver.respond = () => ({ status: 200, body: 'back up' });
     const before = failingReceiver.received.length;
-    const result = server.services.webhooks.redeliverFailed({ since, endpointId: otherEndpointId }, { actor: 'carol' });
+    const result = await server.services.webhooks.redeliverFailed({ since, endpointId: otherEndpointId }, { actor: 'carol' });
     expect(result).toMatchObject({ skipped: 0 });
     expect(result.redelivered).toHaveLength(1);
     await failingReceiver.waitFor((hits) => hits.length === before + 1, 10_000, 'the redelivered review');
@@ -208,33 +210,29 @@ describe('delivery log and redelivery', () => {
     expect(hit.signatureValid).toBe(true);
     expect(hit.standardValid).toBe(true);
     expect(hit.eventId).toBe(failingReceiver.received[0]!.eventId);
-    const redelivered = await eventually(() => {
-      const delivery = server.services.webhooks.getDelivery(result.redelivered[0]!);
+    const redelivered = await eventually(async () => {
+      const delivery = await server.services.webhooks.getDelivery(result.redelivered[0]!);
       return delivery.status === 'succeeded' ? delivery : undefined;
     }, 'the redelivery to succeed');
     expect(redelivered.attempts).toHaveLength(1);
 
     // Nothing failed since a minute from now; a disabled endpoint's failures are skipped, not sent.
     expect(
-      server.services.webhooks.redeliverFailed({ since: new Date(Date.now() + 60_000).toISOString() }, { actor: 'carol' }).redelivered,
+      (await server.services.webhooks.redeliverFailed({ since: new Date(Date.now() + 60_000).toISOString() }, { actor: 'carol' }))
+        .redelivered,
     ).toEqual([]);
-    server.services.webhooks.setActive(otherEndpointId, false, { actor: 'carol' });
-    const skipped = server.services.webhooks.redeliverFailed({ since }, { actor: 'carol' });
+    await server.services.webhooks.setActive(otherEndpointId, false, { actor: 'carol' });
+    const skipped = await server.services.webhooks.redeliverFailed({ since }, { actor: 'carol' });
     expect(skipped).toEqual({ redelivered: [], skipped: 1 });
-    expect(
-      errorOf(() =>
-        server.services.webhooks.redeliver(server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).items[0]!.id, {
-          actor: 'carol',
-        }),
-      ).code,
-    ).toBe('conflict');
+    const [failedBefore] = (await server.services.webhooks.listDeliveries({ endpointId: otherEndpointId })).items;
+    expect((await errorOf(() => server.services.webhooks.redeliver(failedBefore!.id, { actor: 'carol' }))).code).toBe('conflict');
   });
 
   it('remove deletes the endpoint and its log; the events stay', async () => {
-    const [delivery] = server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).items;
-    server.services.webhooks.remove(otherEndpointId, { actor: 'carol' });
-    expect(server.services.webhooks.listDeliveries({ endpointId: otherEndpointId }).total).toBe(0);
-    expect(errorOf(() => server.services.webhooks.getDelivery(delivery!.id)).status).toBe(404);
+    const [delivery] = (await server.services.webhooks.listDeliveries({ endpointId: otherEndpointId })).items;
+    await server.services.webhooks.remove(otherEndpointId, { actor: 'carol' });
+    expect((await server.services.webhooks.listDeliveries({ endpointId: otherEndpointId })).total).toBe(0);
+    expect((await errorOf(() => server.services.webhooks.getDelivery(delivery!.id))).status).toBe(404);
     expect(server.services.events.get(delivery!.event_id)).toBeDefined();
     const audit = (await server.services.audit.list({ page: 1, limit: 10, entityId: otherEndpointId })).items;
     expect(audit[0]).toMatchObject({ action: 'webhook.delete', actor: 'carol' });

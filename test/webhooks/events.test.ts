@@ -26,9 +26,9 @@ beforeAll(async () => {
   // Claim verification fetches <origin of source_url>/.well-known/agent-directory-claim.txt: the receiver serves it.
   receiver.respond = (hit) => (hit.method === 'GET' ? { status: 200, body: `token: ${claimToken}` } : { status: 200, body: 'ok' });
   server = await startTestServer({ allowPrivateUrls: true, webhooks: { pollIntervalMs: 100 } });
-  const all = server.services.webhooks.add({ url: receiver.url, description: 'everything' }, { actor: 'test' });
+  const all = await server.services.webhooks.add({ url: receiver.url, description: 'everything' }, { actor: 'test' });
   receiver.secret = all.secret;
-  const reviews = server.services.webhooks.add({ url: reviewsOnly.url, events: ['review.created'] }, { actor: 'test' });
+  const reviews = await server.services.webhooks.add({ url: reviewsOnly.url, events: ['review.created'] }, { actor: 'test' });
   reviewsOnly.secret = reviews.secret;
   other = createServices({ db: openDatabase(databasePath({ dataDir: server.dataDir })), config: server.services.config });
 });
@@ -64,7 +64,7 @@ async function expectDelivered(kind: string, data: Record<string, unknown>, r: W
   expect(hit.headers['x-service-event']).toBe(kind);
   expect(hit.headers['x-service-attempt']).toBe('1');
   expect(hit.headers['x-service-test']).toBeUndefined();
-  const delivery = server.services.webhooks.getDelivery(hit.deliveryId!);
+  const delivery = await server.services.webhooks.getDelivery(hit.deliveryId!);
   expect(delivery.event_id).toBe(stored.id);
   return hit;
 }
@@ -133,7 +133,7 @@ describe('the five event kinds', () => {
   });
 
   it('sends nothing for a change that rolls back: the event and its deliveries commit together', async () => {
-    const before = server.services.webhooks.listDeliveries({ limit: 100 }).total;
+    const before = (await server.services.webhooks.listDeliveries({ limit: 100 })).total;
     expect(() =>
       inTransaction(server.services.db, () => {
         server.services.events.record('agent.updated', { agent_id: 'rolled-back', name: 'Never', changed_fields: ['name'] });
@@ -141,7 +141,7 @@ describe('the five event kinds', () => {
       }),
     ).toThrow('the change fails');
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(server.services.webhooks.listDeliveries({ limit: 100 }).total).toBe(before);
+    expect((await server.services.webhooks.listDeliveries({ limit: 100 })).total).toBe(before);
     expect(posts(receiver).some((hit) => hit.body?.data.agent_id === 'rolled-back')).toBe(false);
   });
 });
@@ -150,14 +150,14 @@ describe('other processes on the same data dir', () => {
   it('an endpoint added by another connection (as the CLI does) receives the next events without a restart', async () => {
     const late = await startWebhookReceiver();
     try {
-      const endpoint = other.webhooks.add({ url: late.url }, { actor: 'cli' });
+      const endpoint = await other.webhooks.add({ url: late.url }, { actor: 'cli' });
       late.secret = endpoint.secret;
       const agent = server.services.agents.create(agentInput({ name: 'Webhook Gamma' }), { emitEvents: false });
       const response = await server.post(`/agents/${agent.id}/reviews`, { rating: 5 });
       expect(response.status).toBe(201);
       await late.waitFor((hits) => hits.some((hit) => hit.body?.event === 'review.created'), 10_000, 'the review at the late endpoint');
       expect(late.received.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
-      other.webhooks.remove(endpoint.id, { actor: 'cli' });
+      await other.webhooks.remove(endpoint.id, { actor: 'cli' });
     } finally {
       await late.close();
     }

@@ -47,8 +47,8 @@ async function receiverAnswering(respond: (hit: ReceivedWebhook) => ReceiverAnsw
 }
 
 /** A fresh endpoint for `url` receiving every kind; the caller removes it at the end of its test. */
-function endpointFor(server: TestServer, url: string, receiver?: WebhookReceiver) {
-  const endpoint = server.services.webhooks.add({ url }, { actor: 'test' });
+async function endpointFor(server: TestServer, url: string, receiver?: WebhookReceiver) {
+  const endpoint = await server.services.webhooks.add({ url }, { actor: 'test' });
   if (receiver) receiver.secret = endpoint.secret;
   return endpoint;
 }
@@ -96,7 +96,7 @@ function expectLoggedAttempts(delivery: WebhookDeliveryDetail, check: (attempt: 
 describe('retries on the schedule', () => {
   it('500: four attempts at 0, +50, +100, +150 ms after each failure, then failed; response excerpts logged', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500, body: 'receiver is broken' }));
-    const endpoint = endpointFor(fast, receiver.url, receiver);
+    const endpoint = await endpointFor(fast, receiver.url, receiver);
     const eventId = triggerEvent(fast, 'Retry Five Hundred');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
@@ -113,13 +113,13 @@ describe('retries on the schedule', () => {
       expect(attempt.response_excerpt).toBe('receiver is broken');
       expect(attempt.error).toBe('the receiver answered 500');
     });
-    expect(fast.services.webhooks.get(endpoint.id)).toMatchObject({ active: true, consecutive_failures: 4 });
-    fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    expect(await fast.services.webhooks.get(endpoint.id)).toMatchObject({ active: true, consecutive_failures: 4 });
+    await fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('timeout: an answer slower than timeoutMs is a failure; retried on the schedule', async () => {
     const receiver = await receiverAnswering(() => ({ hang: true }));
-    const endpoint = endpointFor(fast, receiver.url, receiver);
+    const endpoint = await endpointFor(fast, receiver.url, receiver);
     const eventId = triggerEvent(fast, 'Retry Timeout');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed'], 15_000);
@@ -133,14 +133,14 @@ describe('retries on the schedule', () => {
       expect(attempt.error).toMatch(/^timeout: /);
       expect(attempt.latency_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     });
-    fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('302: a redirect is a failure and is never followed', async () => {
     const receiver = await receiverAnswering((hit) =>
       hit.path === '/hooks' ? { status: 302, headers: { location: '/elsewhere' } } : { status: 200, body: 'followed!' },
     );
-    const endpoint = endpointFor(fast, receiver.url, receiver);
+    const endpoint = await endpointFor(fast, receiver.url, receiver);
     const eventId = triggerEvent(fast, 'Retry Redirect');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
@@ -151,12 +151,12 @@ describe('retries on the schedule', () => {
       expect(attempt.status_code).toBe(302);
       expect(attempt.error).toContain('redirects are not followed');
     });
-    fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('connection refused: four attempts logged with the error, on the schedule', async () => {
     const closedPort = await freePort();
-    const endpoint = endpointFor(fast, `http://127.0.0.1:${closedPort}/hooks`);
+    const endpoint = await endpointFor(fast, `http://127.0.0.1:${closedPort}/hooks`);
     triggerEvent(fast, 'Retry Refused');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
@@ -166,13 +166,13 @@ describe('retries on the schedule', () => {
       expect(attempt.error).toBe('connection: the connection was refused');
     });
     expectScheduleGaps(...attemptTimes(delivery));
-    fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('a 2xx after failures ends the retries and resets the failure count', async () => {
     let calls = 0;
     const receiver = await receiverAnswering(() => (++calls <= 2 ? { status: 503, body: 'busy' } : { status: 204 }));
-    const endpoint = endpointFor(fast, receiver.url, receiver);
+    const endpoint = await endpointFor(fast, receiver.url, receiver);
     triggerEvent(fast, 'Retry Then Succeed');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['succeeded']);
@@ -180,8 +180,8 @@ describe('retries on the schedule', () => {
     expect(receiver.received.map((hit) => hit.attempt)).toEqual([1, 2, 3]);
     expect(delivery).toMatchObject({ attempt_count: 3, last_status_code: 204, last_error: null });
     expect(delivery.attempts.map((attempt) => attempt.status_code)).toEqual([503, 503, 204]);
-    expect(fast.services.webhooks.get(endpoint.id).consecutive_failures).toBe(0);
-    fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    expect((await fast.services.webhooks.get(endpoint.id)).consecutive_failures).toBe(0);
+    await fast.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 });
 
@@ -200,22 +200,22 @@ describe('disabling endpoints', () => {
     const receiver = await receiverAnswering((hit) =>
       hit.body?.data.name === 'Gone Second' ? { status: 410, body: 'gone' } : { status: 500, body: 'not yet' },
     );
-    const endpoint = endpointFor(slow, receiver.url, receiver);
+    const endpoint = await endpointFor(slow, receiver.url, receiver);
     triggerEvent(slow, 'Gone First');
-    const waiting = await eventually(() => {
-      const [delivery] = deliveriesOf(slow.services, endpoint.id);
+    const waiting = await eventually(async () => {
+      const [delivery] = await deliveriesOf(slow.services, endpoint.id);
       return delivery?.status === 'pending' && delivery.attempt_count === 1 ? delivery : undefined;
     }, 'the first delivery to fail once and wait for its retry');
     expect(Date.parse(waiting.next_attempt_at!)).toBeGreaterThan(Date.now() + 3_000); // retry in 5 s
 
     triggerEvent(slow, 'Gone Second');
-    const disabled = await eventually(() => {
-      const current = slow.services.webhooks.get(endpoint.id);
+    const disabled = await eventually(async () => {
+      const current = await slow.services.webhooks.get(endpoint.id);
       return current.active ? undefined : current;
     }, 'the endpoint to be disabled');
     expect(disabled.disabled_reason).toBe('the receiver answered 410 Gone');
 
-    const [first, second] = deliveriesOf(slow.services, endpoint.id);
+    const [first, second] = await deliveriesOf(slow.services, endpoint.id);
     expect(first).toMatchObject({ status: 'cancelled', attempt_count: 1 });
     expect(first!.last_error).toContain('410 Gone');
     expect(second).toMatchObject({ status: 'failed', attempt_count: 1, last_status_code: 410 });
@@ -224,32 +224,32 @@ describe('disabling endpoints', () => {
     triggerEvent(slow, 'Gone Third');
     await receiver.waitForQuiet(300);
     expect(receiver.received).toHaveLength(2);
-    expect(deliveriesOf(slow.services, endpoint.id)).toHaveLength(2);
+    expect(await deliveriesOf(slow.services, endpoint.id)).toHaveLength(2);
     const audit = (await slow.services.audit.list({ page: 1, limit: 10, entityId: endpoint.id })).items;
     expect(audit.some((entry) => entry.action === 'webhook.disable' && entry.actor === 'system:webhooks')).toBe(true);
-    slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('disableAfterFailures consecutive failed attempts disable the endpoint and cancel its retries', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500 }));
-    const endpoint = endpointFor(slow, receiver.url, receiver);
+    const endpoint = await endpointFor(slow, receiver.url, receiver);
     for (const name of ['Streak One', 'Streak Two', 'Streak Three']) triggerEvent(slow, name);
 
-    const disabled = await eventually(() => {
-      const current = slow.services.webhooks.get(endpoint.id);
+    const disabled = await eventually(async () => {
+      const current = await slow.services.webhooks.get(endpoint.id);
       return current.active ? undefined : current;
     }, 'the endpoint to be disabled');
     expect(disabled).toMatchObject({ active: false, disabled_reason: '3 consecutive failed attempts', consecutive_failures: 3 });
     await receiver.waitForQuiet(300);
     expect(receiver.received).toHaveLength(3);
-    const deliveries = deliveriesOf(slow.services, endpoint.id);
+    const deliveries = await deliveriesOf(slow.services, endpoint.id);
     expect(deliveries.map((delivery) => delivery.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
 
     // Enabling clears the count and the reason; cancelled deliveries can be sent again.
     receiver.respond = () => ({ status: 200 });
-    const enabled = slow.services.webhooks.setActive(endpoint.id, true, { actor: 'test' });
+    const enabled = await slow.services.webhooks.setActive(endpoint.id, true, { actor: 'test' });
     expect(enabled).toMatchObject({ active: true, disabled_reason: null, consecutive_failures: 0 });
-    const { redelivered } = slow.services.webhooks.redeliverFailed(
+    const { redelivered } = await slow.services.webhooks.redeliverFailed(
       { since: new Date(Date.now() - 60_000).toISOString(), endpointId: endpoint.id, includeCancelled: true },
       { actor: 'test' },
     );
@@ -257,24 +257,24 @@ describe('disabling endpoints', () => {
     await receiver.waitFor((hits) => hits.length === 6, 10_000, 'the three redeliveries');
     const resent = receiver.received.slice(3);
     expect(new Set(resent.map((hit) => hit.eventId))).toEqual(new Set(receiver.received.slice(0, 3).map((hit) => hit.eventId)));
-    slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('a moderator disabling an endpoint cancels what is waiting; nothing more is sent', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500 }));
-    const endpoint = endpointFor(slow, receiver.url, receiver);
+    const endpoint = await endpointFor(slow, receiver.url, receiver);
     triggerEvent(slow, 'Moderated Off');
     await receiver.waitFor((hits) => hits.length === 1, 10_000, 'the first attempt');
     // The receiver may have answered before the dispatcher recorded it (the delivery is still in flight then).
-    await eventually(() => {
-      const [delivery] = deliveriesOf(slow.services, endpoint.id);
+    await eventually(async () => {
+      const [delivery] = await deliveriesOf(slow.services, endpoint.id);
       return delivery?.attempt_count === 1 && delivery.status === 'pending' ? true : undefined;
     }, 'the retry to be scheduled');
-    const disabled = slow.services.webhooks.setActive(endpoint.id, false, { actor: 'moderator@test', reason: 'receiver retired' });
+    const disabled = await slow.services.webhooks.setActive(endpoint.id, false, { actor: 'moderator@test', reason: 'receiver retired' });
     expect(disabled).toMatchObject({ active: false, disabled_reason: 'receiver retired' });
-    const [delivery] = deliveriesOf(slow.services, endpoint.id);
+    const [delivery] = await deliveriesOf(slow.services, endpoint.id);
     expect(delivery).toMatchObject({ status: 'cancelled', last_error: 'cancelled: endpoint disabled (receiver retired)' });
-    slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await slow.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 });
 

@@ -33,8 +33,8 @@ describe('per-endpoint fairness', () => {
     const fast = await startWebhookReceiver();
     receivers.push(slow, fast);
     // The slow endpoint is created first, so it also comes first in id order and in the backlog.
-    const slowEndpoint = server.services.webhooks.add({ url: slow.url, events: ['agent.registered'] }, { actor: 'test' });
-    const fastEndpoint = server.services.webhooks.add({ url: fast.url, events: ['agent.registered'] }, { actor: 'test' });
+    const slowEndpoint = await server.services.webhooks.add({ url: slow.url, events: ['agent.registered'] }, { actor: 'test' });
+    const fastEndpoint = await server.services.webhooks.add({ url: fast.url, events: ['agent.registered'] }, { actor: 'test' });
     slow.secret = slowEndpoint.secret;
     fast.secret = fastEndpoint.secret;
 
@@ -60,8 +60,8 @@ describe('per-endpoint fairness', () => {
     // When the slow answers come back, its next deliveries go out, still at most its share at a time.
     await slow.waitFor((hits) => hits.length > perEndpointConcurrency, 15_000, 'the slow endpoint to get its next deliveries');
     expect(slow.maxConcurrent).toBe(perEndpointConcurrency);
-    server.services.webhooks.remove(slowEndpoint.id, { actor: 'test' });
-    server.services.webhooks.remove(fastEndpoint.id, { actor: 'test' });
+    await server.services.webhooks.remove(slowEndpoint.id, { actor: 'test' });
+    await server.services.webhooks.remove(fastEndpoint.id, { actor: 'test' });
   }, 30_000);
 
   it('two slow receivers with backlogs share the slots with a fast one instead of taking them all', async () => {
@@ -72,11 +72,12 @@ describe('per-endpoint fairness', () => {
     const slowB = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: 9_900 }) });
     const fast = await startWebhookReceiver();
     receivers.push(slowA, slowB, fast);
-    const endpoints = [slowA, slowB, fast].map((receiver) => {
-      const endpoint = server.services.webhooks.add({ url: receiver.url, events: ['agent.registered'] }, { actor: 'test' });
+    const endpoints = [];
+    for (const receiver of [slowA, slowB, fast]) {
+      const endpoint = await server.services.webhooks.add({ url: receiver.url, events: ['agent.registered'] }, { actor: 'test' });
       receiver.secret = endpoint.secret;
-      return endpoint;
-    });
+      endpoints.push(endpoint);
+    }
 
     const EVENTS = 20;
     const started = Date.now();
@@ -87,7 +88,7 @@ describe('per-endpoint fairness', () => {
     expect(fast.received.every((hit) => hit.signatureValid && hit.standardValid)).toBe(true);
     // Once the fast one has nothing left, the two slow ones may use their whole cap again.
     expect(Math.max(slowA.maxConcurrent, slowB.maxConcurrent)).toBeLessThanOrEqual(perEndpointConcurrency);
-    for (const endpoint of endpoints) server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    for (const endpoint of endpoints) await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
   }, 30_000);
 });
 
@@ -104,26 +105,26 @@ describe('what counts toward disabling an endpoint', () => {
   });
 
   it('a host name that does not resolve is retried but never disables the endpoint', async () => {
-    const endpoint = server.services.webhooks.add({ url: 'http://agent-directory-test.invalid/hooks' }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: 'http://agent-directory-test.invalid/hooks' }, { actor: 'test' });
     server.services.agents.create(agentInput({ name: 'Unresolvable' }), { emitEvents: true });
-    const [delivery] = await eventually(() => {
-      const found = deliveriesOf(server.services, endpoint.id);
+    const [delivery] = await eventually(async () => {
+      const found = await deliveriesOf(server.services, endpoint.id);
       return found[0]?.status === 'failed' ? found : undefined;
     }, 'the delivery to use up its attempts');
     expect(delivery!.attempts).toHaveLength(4);
     expect(delivery!.attempts.every((attempt) => attempt.status_code === null && /could not resolve/.test(attempt.error ?? ''))).toBe(true);
     // Four failed attempts, twice the limit, and the endpoint is still active with no failure counted.
-    expect(server.services.webhooks.get(endpoint.id)).toMatchObject({ active: true, consecutive_failures: 0, disabled_reason: null });
-    server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    expect(await server.services.webhooks.get(endpoint.id)).toMatchObject({ active: true, consecutive_failures: 0, disabled_reason: null });
+    await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('real HTTP failures do count: two 500s disable it', async () => {
     const failing = await startWebhookReceiver({ respond: () => ({ status: 500 }) });
     receivers.push(failing);
-    const endpoint = server.services.webhooks.add({ url: failing.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: failing.url }, { actor: 'test' });
     server.services.agents.create(agentInput({ name: 'Really Failing' }), { emitEvents: true });
-    const disabled = await eventually(() => {
-      const current = server.services.webhooks.get(endpoint.id);
+    const disabled = await eventually(async () => {
+      const current = await server.services.webhooks.get(endpoint.id);
       return current.active ? undefined : current;
     }, 'the endpoint to be disabled');
     expect(disabled).toMatchObject({ active: false, consecutive_failures: 2, disabled_reason: '2 consecutive failed attempts' });

@@ -42,7 +42,7 @@ let endpointId: string;
 beforeAll(async () => {
   receiver = await startWebhookReceiver({ respond: () => ({ status: 200, body: 'received, thanks' }) });
   server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [50], jitter: 0 } });
-  const endpoint = server.services.webhooks.add({ url: receiver.url, events: ['review.created'] }, { actor: 'test' });
+  const endpoint = await server.services.webhooks.add({ url: receiver.url, events: ['review.created'] }, { actor: 'test' });
   receiver.secret = endpoint.secret;
   endpointId = endpoint.id;
 });
@@ -72,8 +72,8 @@ describe('known-answer vector', () => {
 });
 
 describe('payload preview', () => {
-  it('gives, per event kind, the body, signature and headers for the chosen endpoint', () => {
-    const preview = server.services.webhooks.preview(endpointId);
+  it('gives, per event kind, the body, signature and headers for the chosen endpoint', async () => {
+    const preview = await server.services.webhooks.preview(endpointId);
     expect(preview.previews.map((p) => p.event)).toEqual([...EVENT_TYPES]);
     for (const p of preview.previews) {
       const body = JSON.parse(p.body);
@@ -95,16 +95,16 @@ describe('payload preview', () => {
     expect(preview.verification.python).toBe(PYTHON_VERIFY_SNIPPET);
   });
 
-  it('rejects an unknown kind and an unknown endpoint', () => {
-    expect(() => server.services.webhooks.preview(endpointId, 'agent.deleted' as never)).toThrow(/not valid/);
-    expect(() => server.services.webhooks.preview('whk_missing')).toThrow(/not found/);
+  it('rejects an unknown kind and an unknown endpoint', async () => {
+    await expect(server.services.webhooks.preview(endpointId, 'agent.deleted' as never)).rejects.toThrow(/not valid/);
+    await expect(server.services.webhooks.preview('whk_missing')).rejects.toThrow(/not found/);
   });
 });
 
 describe('test sends', () => {
   it('send each kind now, byte for byte what the preview shows, and report the answer', async () => {
     for (const kind of EVENT_TYPES) {
-      const preview = server.services.webhooks.preview(endpointId, kind).previews[0]!;
+      const preview = (await server.services.webhooks.preview(endpointId, kind)).previews[0]!;
       const result = await server.services.webhooks.sendTest(endpointId, kind, { actor: 'test' });
       expect(result).toMatchObject({ ok: true, event: kind, status_code: 200, response_excerpt: 'received, thanks', error: null });
       expect(result.latency_ms).toBeGreaterThanOrEqual(0);
@@ -131,7 +131,7 @@ describe('test sends', () => {
 
   it('are logged as test deliveries with their one attempt', async () => {
     const result = await server.services.webhooks.sendTest(endpointId, 'claim.approved', { actor: 'test' });
-    const delivery = server.services.webhooks.getDelivery(result.delivery_id);
+    const delivery = await server.services.webhooks.getDelivery(result.delivery_id);
     expect(delivery).toMatchObject({
       is_test: true,
       status: 'succeeded',
@@ -146,8 +146,8 @@ describe('test sends', () => {
       request_body: result.request.body,
     });
     expect(delivery.attempts[0]!.request_headers['X-Service-Test']).toBe('true');
-    expect(server.services.webhooks.listDeliveries({ isTest: true, limit: 100 }).items.every((d) => d.is_test)).toBe(true);
-    expect(() => server.services.webhooks.redeliver(result.delivery_id, { actor: 'test' })).toThrow(/test delivery/);
+    expect((await server.services.webhooks.listDeliveries({ isTest: true, limit: 100 })).items.every((d) => d.is_test)).toBe(true);
+    await expect(server.services.webhooks.redeliver(result.delivery_id, { actor: 'test' })).rejects.toThrow(/test delivery/);
   });
 
   it('report a failing receiver without retrying or touching the endpoint', async () => {
@@ -158,18 +158,18 @@ describe('test sends', () => {
       expect(result.response_excerpt).toBe('x'.repeat(1024)); // the first KiB only
       await new Promise((resolve) => setTimeout(resolve, 200)); // past the 50 ms retry delay: nothing more
       expect(receiver.received.filter((h) => h.deliveryId === result.delivery_id)).toHaveLength(1);
-      expect(server.services.webhooks.getDelivery(result.delivery_id)).toMatchObject({ status: 'failed', attempt_count: 1 });
-      expect(server.services.webhooks.get(endpointId)).toMatchObject({ active: true, consecutive_failures: 0 });
+      expect(await server.services.webhooks.getDelivery(result.delivery_id)).toMatchObject({ status: 'failed', attempt_count: 1 });
+      expect(await server.services.webhooks.get(endpointId)).toMatchObject({ active: true, consecutive_failures: 0 });
     } finally {
       receiver.respond = () => ({ status: 200, body: 'received, thanks' });
     }
   });
 
   it('work on a disabled endpoint (checking it before enabling it again)', async () => {
-    server.services.webhooks.setActive(endpointId, false, { actor: 'test' });
+    await server.services.webhooks.setActive(endpointId, false, { actor: 'test' });
     const result = await server.services.webhooks.sendTest(endpointId, 'review.created', { actor: 'test' });
     expect(result.ok).toBe(true);
-    server.services.webhooks.setActive(endpointId, true, { actor: 'test' });
+    await server.services.webhooks.setActive(endpointId, true, { actor: 'test' });
   });
 });
 
@@ -244,7 +244,7 @@ print(json.dumps([verify_webhook(base64.b64decode(c["body"]), c["headers"], c["s
   });
 });
 
-it('test deliveries never reach real deliveries: the sample events are never fanned out', () => {
-  const real = deliveriesOf(server.services, endpointId).filter((d) => !d.is_test);
+it('test deliveries never reach real deliveries: the sample events are never fanned out', async () => {
+  const real = (await deliveriesOf(server.services, endpointId)).filter((d) => !d.is_test);
   expect(real).toEqual([]);
 });

@@ -26,12 +26,13 @@ it('refuses loopback destinations, however they are spelled, and logs each attem
     `http://localhost:${receiver.port}/hooks`, // a name that resolves to loopback
     `http://0x7f000001:${receiver.port}/hooks`, // 127.0.0.1 in hex
   ];
-  const endpoints = urls.map((url) => server.services.webhooks.add({ url }, { actor: 'test' }));
+  const endpoints = [];
+  for (const url of urls) endpoints.push(await server.services.webhooks.add({ url }, { actor: 'test' }));
   server.services.agents.create(agentInput({ name: 'Private Probe' }), { emitEvents: true });
 
   for (const endpoint of endpoints) {
-    const delivery = await eventually(() => {
-      const [d] = deliveriesOf(server.services, endpoint.id);
+    const delivery = await eventually(async () => {
+      const [d] = await deliveriesOf(server.services, endpoint.id);
       return d?.status === 'failed' ? d : undefined;
     }, `the delivery to ${endpoint.url} to fail`);
     expect(delivery.attempts).toHaveLength(2); // one retry on this schedule, refused too

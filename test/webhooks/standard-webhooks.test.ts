@@ -41,7 +41,7 @@ function register(name: string): string {
 
 describe('Standard Webhooks headers', () => {
   it('every delivery carries webhook-id (the event id), webhook-timestamp (send time) and a v1 signature the package accepts', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/); // standard base64, as the libraries decode it
     const before = receiver.received.length;
@@ -56,11 +56,11 @@ describe('Standard Webhooks headers', () => {
       expect(String(hit.headers['webhook-signature'])).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
       expect(hit.standardValid && hit.signatureValid).toBe(true);
     }
-    server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('a captured delivery replayed later is refused by the package tolerance; tampering with id or timestamp too', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     const before = receiver.received.length;
     register('Replay Target');
@@ -80,11 +80,11 @@ describe('Standard Webhooks headers', () => {
     expect(() => verify(endpoint.secret, fresh)).toThrow(WebhookVerificationError);
     const otherId = { ...hit, headers: { ...hit.headers, 'webhook-id': 'evt_other' } };
     expect(() => verify(endpoint.secret, otherId)).toThrow(WebhookVerificationError);
-    server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 
   it('each retry gets a new timestamp and signature over the same id and body', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     receiver.respond = (hit) => (hit.attempt === 1 ? { status: 503 } : { status: 200 });
     try {
@@ -99,24 +99,24 @@ describe('Standard Webhooks headers', () => {
       expect(first!.standardValid && second!.standardValid).toBe(true);
     } finally {
       receiver.respond = () => ({ status: 200 });
-      server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+      await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
     }
   });
 
   it('a test send says so in the signed body, so dropping X-Service-Test does not make it a real event', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     const result = await server.services.webhooks.sendTest(endpoint.id, 'review.created', { actor: 'test' });
     const hit = receiver.received.find((h) => h.deliveryId === result.delivery_id)!;
     const stripped = { ...hit, headers: Object.fromEntries(Object.entries(hit.headers).filter(([name]) => name !== 'x-service-test')) };
     expect(verify(endpoint.secret, stripped)).toMatchObject({ id: 'evt_sample_review_created', test: true });
-    server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+    await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
   });
 });
 
 describe('secret rotation', () => {
   it('for 24 h both secrets verify: webhook-signature carries both, new first, and queued retries keep verifying', async () => {
-    const endpoint = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     receiver.respond = (hit) => (hit.attempt === 1 ? { status: 503 } : { status: 200 });
     try {
@@ -127,7 +127,7 @@ describe('secret rotation', () => {
       expect(String(first.headers['webhook-signature']).split(' ')).toHaveLength(1);
 
       // Rotate while the retry waits: the retry verifies with the old secret and with the new one.
-      const rotated = server.services.webhooks.rotateSecret(endpoint.id, { actor: 'test' });
+      const rotated = await server.services.webhooks.rotateSecret(endpoint.id, { actor: 'test' });
       expect(rotated.secret).not.toBe(endpoint.secret);
       const until = Date.parse(rotated.previous_secret_expires_at!);
       expect(Math.abs(until - Date.now() - SECRET_OVERLAP_MS)).toBeLessThan(5_000);
@@ -150,11 +150,11 @@ describe('secret rotation', () => {
       expect(audit).toBeDefined();
     } finally {
       receiver.respond = () => ({ status: 200 });
-      server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+      await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
     }
   });
 
-  it('after the overlap only the new secret signs; a second rotation drops the oldest', () => {
+  it('after the overlap only the new secret signs; a second rotation drops the oldest', async () => {
     const now = new Date('2026-01-01T00:00:00.000Z');
     const endpoint = {
       url: 'https://example.com/hooks',
@@ -175,9 +175,9 @@ describe('secret rotation', () => {
       later.mockRestore();
     }
 
-    const twice = server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
-    const second = server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
-    const third = server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
+    const twice = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
+    const second = await server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
+    const third = await server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
     const row = server.services.db
       .select({
         secret: webhookEndpoints.secret,
@@ -188,6 +188,6 @@ describe('secret rotation', () => {
       .where(eq(webhookEndpoints.id, twice.id))
       .get();
     expect(row).toEqual({ secret: third.secret, previousSecret: second.secret, previousSecretExpiresAt: third.previous_secret_expires_at });
-    server.services.webhooks.remove(twice.id, { actor: 'test' });
+    await server.services.webhooks.remove(twice.id, { actor: 'test' });
   });
 });

@@ -41,7 +41,7 @@ it('two dispatchers on one database share the work and never send one delivery t
   });
   const a = open(config);
   const b = open(config);
-  const endpoint = a.webhooks.add({ url: receiver.url }, { actor: 'test' });
+  const endpoint = await a.webhooks.add({ url: receiver.url }, { actor: 'test' });
   receiver.secret = endpoint.secret;
   a.webhookDispatcher.start();
   b.webhookDispatcher.start();
@@ -61,8 +61,11 @@ it('two dispatchers on one database share the work and never send one delivery t
   expect(receiver.received).toHaveLength(EVENTS);
   expect(receiver.overlappingDeliveries).toEqual([]);
   expect(receiver.received.every((h) => h.signatureValid && h.standardValid && h.attempt === 1)).toBe(true);
-  await eventually(() => (a.webhooks.queue.countByStatus().succeeded === EVENTS ? true : undefined), 'every delivery to be logged');
-  expect(a.webhooks.queue.countByStatus()).toMatchObject({ succeeded: EVENTS, pending: 0, in_flight: 0, failed: 0 });
+  await eventually(
+    async () => ((await a.webhooks.queue.countByStatus()).succeeded === EVENTS ? true : undefined),
+    'every delivery to be logged',
+  );
+  expect(await a.webhooks.queue.countByStatus()).toMatchObject({ succeeded: EVENTS, pending: 0, in_flight: 0, failed: 0 });
 
   const sentByA = a.webhookDispatcher.status().attemptsSent;
   const sentByB = b.webhookDispatcher.status().attemptsSent;
@@ -76,7 +79,7 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
   receivers.push(receiver);
   const config = createConfig({ dataDir: makeTempDir(), allowPrivateUrls: true, webhooks: { pollIntervalMs: 10, timeoutMs: 1_000 } });
   const crashed = open(config);
-  const endpoint = crashed.webhooks.add({ url: receiver.url }, { actor: 'test' });
+  const endpoint = await crashed.webhooks.add({ url: receiver.url }, { actor: 'test' });
   receiver.secret = endpoint.secret;
   crashed.agents.create(agentInput({ name: 'Half Sent' }), { emitEvents: true });
 
@@ -84,7 +87,7 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
   const deadOwner = newLeaseOwner();
   const [claimed] = crashed.webhooks.queue.claimDue(deadOwner, 10);
   expect(claimed).toBeDefined();
-  const held = crashed.webhooks.getDelivery(claimed!.deliveryId);
+  const held = await crashed.webhooks.getDelivery(claimed!.deliveryId);
   expect(held).toMatchObject({ status: 'in_flight', attempt_count: 1 });
 
   // A live process still respects the lease…
@@ -98,8 +101,8 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
   const later = open(config, { now: () => new Date(Date.now() + 60_000) });
   later.webhookDispatcher.start();
   await receiver.waitFor((hits) => hits.length === 1, 10_000, 'the taken-over delivery');
-  const delivery = await eventually(() => {
-    const d = later.webhooks.getDelivery(claimed!.deliveryId);
+  const delivery = await eventually(async () => {
+    const d = await later.webhooks.getDelivery(claimed!.deliveryId);
     return d.status === 'succeeded' ? d : undefined;
   }, 'the delivery to succeed');
   expect(receiver.received[0]).toMatchObject({ deliveryId: claimed!.deliveryId, attempt: 1, signatureValid: true, standardValid: true });
@@ -112,21 +115,21 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
 
   // Should the dead process come back and report, its result decides nothing.
   expect(
-    crashed.webhooks.queue.recordOutcome(
+    await crashed.webhooks.queue.recordOutcome(
       claimed!,
       { ok: false, statusCode: 500, latencyMs: 1, responseExcerpt: null, error: 'late' },
       deadOwner,
     ),
   ).toBeNull();
-  expect(later.webhooks.getDelivery(claimed!.deliveryId).status).toBe('succeeded');
+  expect((await later.webhooks.getDelivery(claimed!.deliveryId)).status).toBe('succeeded');
 });
 
-it('claiming is atomic: concurrent claims over two connections never hand out one delivery twice', () => {
+it('claiming is atomic: concurrent claims over two connections never hand out one delivery twice', async () => {
   // One endpoint: lift its in-flight cap so all 50 can be claimed (fairness is test/webhooks/fairness.test.ts).
   const config = createConfig({ dataDir: makeTempDir(), webhooks: { perEndpointConcurrency: 1_000 } });
   const a = open(config);
   const b = open(config);
-  a.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });
+  await a.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });
   inTransaction(a.db, () => {
     for (let i = 0; i < 50; i++) a.events.record('agent.updated', { agent_id: `a${i}`, name: `A${i}`, changed_fields: ['name'] });
   });
@@ -142,10 +145,10 @@ it('claiming is atomic: concurrent claims over two connections never hand out on
   expect(a.webhooks.queue.claimDue(ownerA, 10)).toEqual([]); // all leased, none expired
 });
 
-it('an idle poll takes no write lock: it does not wait behind another process writing', () => {
+it('an idle poll takes no write lock: it does not wait behind another process writing', async () => {
   const config = createConfig({ dataDir: makeTempDir(), webhooks: {} });
   const services = open(config);
-  services.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });
+  await services.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });
   // Another connection (a long `cli import`, say) holds the write lock.
   const writer = new Database(databasePath(config));
   writer.exec('BEGIN IMMEDIATE');

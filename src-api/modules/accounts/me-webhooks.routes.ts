@@ -144,7 +144,7 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: z.object({ webhooks: z.array(endpointSchema) }), ...authProblems },
       },
     },
-    async (request) => ({ webhooks: services.webhooks.listForAccount(accountOf(request).id).map(toAccountEndpoint) }),
+    async (request) => ({ webhooks: (await services.webhooks.listForAccount(accountOf(request).id)).map(toAccountEndpoint) }),
   );
 
   api.post(
@@ -168,10 +168,10 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const account = accountOf(request);
-      if (services.webhooks.countForAccount(account.id) >= MAX_ENDPOINTS) {
+      if ((await services.webhooks.countForAccount(account.id)) >= MAX_ENDPOINTS) {
         throw new LimitExceededError(`An account can have at most ${MAX_ENDPOINTS} webhook endpoints; remove one first`);
       }
-      const created = services.webhooks.add(request.body, { actor: accountActor(account), ownerAccountId: account.id });
+      const created = await services.webhooks.add(request.body, { actor: accountActor(account), ownerAccountId: account.id });
       return reply.code(201).send({ ...toAccountEndpoint(created), secret: created.secret });
     },
   );
@@ -188,7 +188,7 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: endpointSchema, ...notFound, ...authProblems },
       },
     },
-    async (request) => toAccountEndpoint(owned(services, accountOf(request).id, request.params.id)),
+    async (request) => toAccountEndpoint(await owned(services, accountOf(request).id, request.params.id)),
   );
 
   api.patch(
@@ -206,11 +206,11 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     async (request) => {
       const account = accountOf(request);
       const actor = accountActor(account);
-      owned(services, account.id, request.params.id);
+      await owned(services, account.id, request.params.id);
       const { status, ...patch } = request.body;
-      let endpoint = services.webhooks.update(request.params.id, patch, { actor });
+      let endpoint = await services.webhooks.update(request.params.id, patch, { actor });
       if (status !== undefined)
-        endpoint = services.webhooks.setActive(request.params.id, status === 'active', { actor, reason: 'paused by its owner' });
+        endpoint = await services.webhooks.setActive(request.params.id, status === 'active', { actor, reason: 'paused by its owner' });
       return toAccountEndpoint(endpoint);
     },
   );
@@ -228,8 +228,8 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const account = accountOf(request);
-      owned(services, account.id, request.params.id);
-      services.webhooks.remove(request.params.id, { actor: accountActor(account) });
+      await owned(services, account.id, request.params.id);
+      await services.webhooks.remove(request.params.id, { actor: accountActor(account) });
       return reply.code(204).send(null);
     },
   );
@@ -248,8 +248,8 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request) => {
       const account = accountOf(request);
-      owned(services, account.id, request.params.id);
-      const rotated = services.webhooks.rotateSecret(request.params.id, { actor: accountActor(account) });
+      await owned(services, account.id, request.params.id);
+      const rotated = await services.webhooks.rotateSecret(request.params.id, { actor: accountActor(account) });
       return { ...toAccountEndpoint(rotated), secret: rotated.secret, previous_secret_expires_at: rotated.previous_secret_expires_at };
     },
   );
@@ -269,7 +269,7 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request) => {
       const account = accountOf(request);
-      owned(services, account.id, request.params.id);
+      await owned(services, account.id, request.params.id);
       return services.webhooks.sendTest(request.params.id, request.body.event, { actor: accountActor(account) });
     },
   );
@@ -291,7 +291,7 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request) => {
-      owned(services, accountOf(request).id, request.params.id);
+      await owned(services, accountOf(request).id, request.params.id);
       return services.webhooks.preview(request.params.id, request.query.event);
     },
   );
@@ -315,14 +315,14 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request) => {
-      owned(services, accountOf(request).id, request.params.id);
-      const page = services.webhooks.listDeliveries({
+      await owned(services, accountOf(request).id, request.params.id);
+      const page = await services.webhooks.listDeliveries({
         endpointId: request.params.id,
         page: request.query.page,
         limit: request.query.limit,
       });
       return {
-        deliveries: page.items.map((delivery) => services.webhooks.getDelivery(delivery.id)),
+        deliveries: await Promise.all(page.items.map((delivery) => services.webhooks.getDelivery(delivery.id))),
         page: page.page,
         limit: page.limit,
         total: page.total,
@@ -344,10 +344,10 @@ export const meWebhooksRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const account = accountOf(request);
-      owned(services, account.id, request.params.id);
-      const delivery = services.webhooks.getOwnedDelivery(account.id, request.params.delivery_id);
+      await owned(services, account.id, request.params.id);
+      const delivery = await services.webhooks.getOwnedDelivery(account.id, request.params.delivery_id);
       if (delivery.endpoint_id !== request.params.id) throw new NotFoundError('Webhook delivery', request.params.delivery_id);
-      const redelivered = services.webhooks.redeliver(delivery.id, { actor: accountActor(account) });
+      const redelivered = await services.webhooks.redeliver(delivery.id, { actor: accountActor(account) });
       return reply.code(202).send(redelivered);
     },
   );

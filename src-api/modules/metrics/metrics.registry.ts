@@ -75,8 +75,8 @@ export function createMetrics({ services }: MetricsDeps) {
     help: 'Webhook deliveries in the database, by status (all processes).',
     labelNames: ['status'] as const,
     registers: [registry],
-    collect() {
-      const counts = services.webhooks.queue.countByStatus();
+    async collect() {
+      const counts = await services.webhooks.queue.countByStatus();
       for (const status of DELIVERY_STATUSES) this.set({ status }, counts[status]);
     },
   });
@@ -84,8 +84,8 @@ export function createMetrics({ services }: MetricsDeps) {
     name: 'agentdir_webhook_queue_depth',
     help: 'Webhook deliveries waiting to be sent or being sent (pending and in flight).',
     registers: [registry],
-    collect() {
-      const counts = services.webhooks.queue.countByStatus();
+    async collect() {
+      const counts = await services.webhooks.queue.countByStatus();
       this.set(counts.pending + counts.in_flight);
     },
   });

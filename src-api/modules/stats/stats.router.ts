@@ -12,6 +12,6 @@ export const statsRouter = router({
    */
   overview: adminProcedure.query(async ({ ctx }) => ({
     ...(await ctx.services.stats.overview()),
-    webhooks: summarizeWebhookHealth(ctx.services.webhooks.list()),
+    webhooks: summarizeWebhookHealth(await ctx.services.webhooks.list()),
   })),
 });

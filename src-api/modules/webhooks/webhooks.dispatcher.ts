@@ -101,7 +101,7 @@ export function createWebhookDispatcher({
       }
       attemptsSent++;
       try {
-        const status = queue.recordOutcome(attempt, outcome, owner);
+        const status = await queue.recordOutcome(attempt, outcome, owner);
         for (const listener of attemptListeners) listener(outcome, status);
       } catch (error) {
         // The lease runs out and the delivery is sent again: at least once, never lost.

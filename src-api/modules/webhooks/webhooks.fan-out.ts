@@ -20,9 +20,18 @@ import { webhookDeliveries, webhookEndpoints, type WebhookEndpointRow } from './
  * execution differs. On SQLite both run the same prepared statements (this is
  * the hot path of every write); on PostgreSQL the async form builds its
  * queries on the transaction's handle and inserts the deliveries in one statement.
+ * `enqueue` (a redelivery) goes through the same insert.
  */
 
 type Subscription = Pick<WebhookEndpointRow, 'id' | 'events' | 'scope' | 'ownerAccountId'>;
+
+/** The values of one pending delivery (the prepared insert's parameters). */
+type PendingRow = {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  now: string;
+};
 
 export interface FanOutDeps {
   db: Db;
@@ -94,7 +103,8 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
   });
   const statements = (on: Db) => (prepared?.on === on ? prepared : (prepared = prepare(on)));
 
-  const pendingRow = (event: EventRow, endpointId: string, now: string) => ({ id: ids.next('dlv'), eventId: event.id, endpointId, now });
+  /** One pending delivery's values: the one insert of deliveries, for the fan-out and enqueue alike. */
+  const pendingRow = (eventId: string, endpointId: string, now: string): PendingRow => ({ id: ids.next('dlv'), eventId, endpointId, now });
 
   /** SQLite, on the given connection: the same statements for both forms. */
   const fanOutSqlite = (on: Db, event: EventRow): number => {
@@ -106,12 +116,39 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
       agentId !== undefined && needsAgentOwner(endpoints, event) ? (st.agentOwner.get({ agentId })?.ownerAccountId ?? null) : null;
     const now = isoNow(clock);
     const subscribers = subscribersOf(endpoints, event, owner);
-    for (const endpointId of subscribers) st.insertPending.run(pendingRow(event, endpointId, now));
+    for (const endpointId of subscribers) st.insertPending.run(pendingRow(event.id, endpointId, now));
     return subscribers.length;
   };
 
+  /** Pending deliveries through the store: SQLite runs the prepared insert per row, PostgreSQL one multi-row insert. */
+  const insertPending = (rows: PendingRow[]): Promise<number> => {
+    if (store.dialect === 'sqlite') {
+      return store.run({
+        run: () => {
+          const st = statements(store.db);
+          for (const row of rows) st.insertPending.run(row);
+          return { changes: rows.length };
+        },
+      });
+    }
+    const { webhookDeliveries: deliveries } = store.t;
+    return store.run(
+      store.db.insert(deliveries).values(
+        rows.map(({ id, eventId, endpointId, now }) => ({
+          id,
+          eventId,
+          endpointId,
+          status: 'pending' as const,
+          nextAttemptAt: now,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      ),
+    );
+  };
+
   const fanOutPostgres = async (event: EventRow): Promise<number> => {
-    const { webhookEndpoints: endpointsTable, agents: agentsTable, webhookDeliveries: deliveries } = store.t;
+    const { webhookEndpoints: endpointsTable, agents: agentsTable } = store.t;
     const endpoints = await store.rows(
       store.db
         .select({
@@ -135,12 +172,7 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
     const now = isoNow(clock);
     const subscribers = subscribersOf(endpoints, event, owner);
     if (subscribers.length === 0) return 0;
-    const rows = subscribers.map((endpointId) => {
-      const { id, eventId, now: at } = pendingRow(event, endpointId, now);
-      return { id, eventId, endpointId, status: 'pending' as const, nextAttemptAt: at, createdAt: at, updatedAt: at };
-    });
-    await store.run(store.db.insert(deliveries).values(rows));
-    return rows.length;
+    return insertPending(subscribers.map((endpointId) => pendingRow(event.id, endpointId, now)));
   };
 
   return {
@@ -159,6 +191,18 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
           : await fanOutPostgres(event);
       if (queued > 0) store.afterCommit(announce);
       return queued;
+    },
+
+    /**
+     * A new pending delivery of an existing event to an endpoint (a redelivery), in the
+     * caller's store transaction or on its own; the dispatcher is told once it is committed.
+     */
+    async enqueue(eventId: string, endpointId: string): Promise<string> {
+      const row = pendingRow(eventId, endpointId, isoNow(clock));
+      await insertPending([row]);
+      if (store.inTransaction) store.afterCommit(announce);
+      else announce();
+      return row.id;
     },
   };
 }

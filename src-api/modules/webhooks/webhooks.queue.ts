@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, lte, ne, sql } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, lte, ne, sql } from 'drizzle-orm';
 import type { Config } from '../../config';
 import { inTransaction, type Db } from '../../db/client';
 import type { Store } from '../../db/store';
@@ -8,8 +8,9 @@ import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
 import { events, type EventType } from '../events/events.table';
 import { createFanOut } from './webhooks.fan-out';
+import { createOutcomes } from './webhooks.outcome';
 import { buildWebhookRequest, type WebhookEventSource, type WebhookRequest } from './webhooks.payload';
-import type { AttemptOutcome } from './webhooks.sender';
+import { param, statement } from './webhooks.statement';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, type DeliveryStatus, type WebhookEndpointRow } from './webhooks.table';
 
 /**
@@ -27,8 +28,7 @@ export const LEASE_MARGIN_MS = 5_000;
 /** Written into the log of an attempt whose process stopped before it learned the answer. */
 export const INTERRUPTED_ERROR = 'interrupted: the sending process stopped before the result was recorded';
 
-/** The audit actor of what the dispatcher decides on its own (disabling a failing endpoint). */
-export const SYSTEM_ACTOR = 'system:webhooks';
+export { SYSTEM_ACTOR } from './webhooks.outcome';
 
 /** One attempt of one delivery, claimed and ready to send. */
 export interface ClaimedAttempt {
@@ -44,7 +44,7 @@ export interface ClaimedAttempt {
 
 export interface DeliveryQueueDeps {
   db: Db;
-  /** The fan-out's in-transaction form runs through it (the rest of the queue is not ported yet). */
+  /** Everything but the claim (claimDue, nextDueAt: still sync on db) runs through it. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -64,7 +64,9 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
   const maxAttempts = 1 + settings.retryDelaysMs.length;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
   const queuedListeners = new Set<() => void>();
-  const statements = prepareStatements(db);
+  // The claim's statements, prepared on first use (a PostgreSQL store has no Db; its claims are not ported yet).
+  let prepared: ReturnType<typeof prepareStatements> | undefined;
+  const statements = () => (prepared ??= prepareStatements(db));
   const fanOut = createFanOut({ db, store, clock, ids, announce: () => announceQueued() });
 
   const isoIn = (ms: number): string => new Date(clock.now().getTime() + ms).toISOString();
@@ -84,16 +86,9 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
     });
   };
 
-  const retryDelayAfter = (attemptNumber: number): number | undefined => {
-    const base = settings.retryDelaysMs[attemptNumber - 1];
-    if (base === undefined) return undefined;
-    const spread = base * settings.jitter * (2 * random() - 1);
-    return Math.max(0, Math.round(base + spread));
-  };
-
   const insertAttempt = (claimed: Omit<ClaimedAttempt, 'attemptId'>, startedAt: string): ClaimedAttempt => {
     const attemptId = ids.next('att');
-    statements.insertAttempt.run({
+    statements().insertAttempt.run({
       id: attemptId,
       deliveryId: claimed.deliveryId,
       attemptNumber: claimed.attemptNumber,
@@ -112,42 +107,56 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
       .run();
   };
 
-  /** Cancels what is still waiting for an endpoint that no longer takes deliveries. Call inside a transaction. */
-  const cancelPendingOf = (endpointId: string, reason: string): number => {
-    const result = db
-      .update(webhookDeliveries)
-      .set({ status: 'cancelled', nextAttemptAt: null, lastError: reason, updatedAt: isoNow(clock) })
-      .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')))
-      .run();
-    return result.changes;
-  };
-
-  /** Disables an endpoint the dispatcher has given up on. Call inside a transaction. */
-  const disableEndpoint = (endpoint: WebhookEndpointRow, reason: string, failures: number): void => {
-    const now = isoNow(clock);
-    db.update(webhookEndpoints)
-      .set({ active: false, disabledReason: reason, consecutiveFailures: failures, version: endpoint.version + 1, updatedAt: now })
-      .where(eq(webhookEndpoints.id, endpoint.id))
-      .run();
-    cancelPendingOf(endpoint.id, `cancelled: endpoint disabled (${reason})`);
-    audit.record({
-      actor: SYSTEM_ACTOR,
-      action: 'webhook.disable',
-      entityType: 'webhook_endpoint',
-      entityId: endpoint.id,
-      before: { active: true },
-      after: { active: false, disabled_reason: reason },
-    });
-  };
+  /** Cancels what is still waiting for an endpoint that no longer takes deliveries, in the caller's transaction. */
+  const cancelPendingOf = statement(
+    store,
+    (on, { webhookDeliveries: deliveries }, v: { endpointId: string; reason: string; now: string }) =>
+      on
+        .update(deliveries)
+        .set({ status: 'cancelled', nextAttemptAt: null, lastError: param(v.reason), updatedAt: param(v.now) })
+        .where(and(eq(deliveries.endpointId, v.endpointId), eq(deliveries.status, 'pending'))),
+  );
+  const cancelPending = (endpointId: string, reason: string): Promise<number> =>
+    cancelPendingOf.run({ endpointId, reason, now: isoNow(clock) });
+  const outcomes = createOutcomes({ store, clock, audit, config, random, cancelPendingOf: cancelPending });
+  const insertTestAttempt = statement(
+    store,
+    (
+      on,
+      { webhookAttempts: attempts },
+      v: {
+        id: string;
+        deliveryId: string;
+        attemptNumber: number;
+        requestHeaders: Record<string, string>;
+        requestBody: string;
+        startedAt: string;
+      },
+    ) =>
+      on.insert(attempts).values({
+        id: v.id,
+        deliveryId: v.deliveryId,
+        attemptNumber: v.attemptNumber,
+        requestHeaders: v.requestHeaders,
+        requestBody: v.requestBody,
+        startedAt: v.startedAt,
+      }),
+  );
 
   /** In-flight deliveries per endpoint, in every process (leases included): what the per-endpoint cap counts. */
   const inFlightByEndpoint = (): Map<string, number> =>
-    new Map(statements.inFlightByEndpoint.all().map((row) => [row.endpointId, row.n] as const));
+    new Map(
+      statements()
+        .inFlightByEndpoint.all()
+        .map((row) => [row.endpointId, row.n] as const),
+    );
 
   /** Active endpoints in a rotating order: each claim starts one further, so no endpoint is always served first. */
   let roundRobinStart = 0;
   const endpointsInTurn = (): string[] => {
-    const ids = statements.activeEndpointIds.all().map((row) => row.id);
+    const ids = statements()
+      .activeEndpointIds.all()
+      .map((row) => row.id);
     if (ids.length === 0) return ids;
     const start = roundRobinStart++ % ids.length;
     return [...ids.slice(start), ...ids.slice(0, start)];
@@ -178,7 +187,7 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
     for (const endpointId of endpointsInTurn()) {
       const held = inFlight.get(endpointId) ?? 0;
       const room = Math.min(limit, settings.perEndpointConcurrency - held);
-      const due = room > 0 ? statements.dueOfEndpoint.all({ endpointId, now, limit: room }) : [];
+      const due = room > 0 ? statements().dueOfEndpoint.all({ endpointId, now, limit: room }) : [];
       candidates.push({ held, due, next: 0 });
     }
     const share = shareOf(candidates.filter(({ held, due }) => held > 0 || due.length > 0).length);
@@ -205,10 +214,12 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
   const earliestClaimable = (owner: string): string | null => {
     const inFlight = inFlightByEndpoint();
     const now = isoNow(clock);
-    const endpoints = statements.activeEndpointIds.all().map(({ id }) => ({
-      held: inFlight.get(id) ?? 0,
-      at: statements.earliestPendingOfEndpoint.get({ endpointId: id })?.at,
-    }));
+    const endpoints = statements()
+      .activeEndpointIds.all()
+      .map(({ id }) => ({
+        held: inFlight.get(id) ?? 0,
+        at: statements().earliestPendingOfEndpoint.get({ endpointId: id })?.at,
+      }));
     // The same share as fairDuePending: waking for a delivery it would not take would spin.
     const share = shareOf(endpoints.filter(({ held, at }) => held > 0 || (typeof at === 'string' && at <= now)).length);
     const candidates: string[] = [];
@@ -216,15 +227,15 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
       if (held >= share) continue;
       if (typeof at === 'string') candidates.push(at);
     }
-    const lease = statements.earliestForeignLease.get({ owner })?.at;
+    const lease = statements().earliestForeignLease.get({ owner })?.at;
     if (typeof lease === 'string') candidates.push(lease);
     return candidates.sort()[0] ?? null;
   };
 
   /** The earliest next_attempt_at of a pending delivery of an active endpoint, or lease end of another owner (ISO). */
   const earliestDue = (owner: string): string | null => {
-    const pending = statements.earliestPending.get()?.at;
-    const lease = statements.earliestForeignLease.get({ owner })?.at;
+    const pending = statements().earliestPending.get()?.at;
+    const lease = statements().earliestForeignLease.get({ owner })?.at;
     const candidates = [pending, lease].filter((at): at is string => typeof at === 'string').sort();
     return candidates[0] ?? null;
   };
@@ -248,15 +259,11 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
     fanOut: fanOut.sync,
     fanOutInTransaction: fanOut.inTransaction,
 
-    /** A new pending delivery of an existing event to an endpoint (redelivery). Call inside a transaction. */
-    enqueue(eventId: string, endpointId: string): string {
-      const id = ids.next('dlv');
-      statements.insertPending.run({ id, eventId, endpointId, now: isoNow(clock) });
-      announceQueued();
-      return id;
-    },
+    /** A new pending delivery of an existing event to an endpoint (redelivery), through the fan-out's insert. */
+    enqueue: fanOut.enqueue,
 
-    cancelPendingOf,
+    /** Cancels the pending deliveries of an endpoint (disabled), in the caller's store transaction. */
+    cancelPendingOf: cancelPending,
 
     /**
      * Takes up to `limit` deliveries that are due, in one BEGIN IMMEDIATE
@@ -281,7 +288,7 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
           event: WebhookEventSource,
           attemptNumber: number,
         ): void => {
-          statements.markInFlight.run({ id: delivery.id, attemptNumber, owner, leaseExpiresAt, now });
+          statements().markInFlight.run({ id: delivery.id, attemptNumber, owner, leaseExpiresAt, now });
           const request = buildWebhookRequest(endpoint, event, { id: delivery.id, attemptNumber, isTest: delivery.isTest }, clock.now());
           claimed.push(
             insertAttempt(
@@ -300,7 +307,7 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
         };
 
         // Leases that ran out first: those deliveries have waited longest.
-        const expired = statements.expiredLeases.all({ now, owner, limit });
+        const expired = statements().expiredLeases.all({ now, owner, limit });
         for (const { delivery, endpoint, event } of expired) {
           markUnfinishedAttemptsInterrupted(delivery.id);
           if (delivery.isTest || !endpoint.active) {
@@ -331,18 +338,21 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
       });
     },
 
-    /** A test send: a delivery row (is_test) already in flight under `owner`, with its attempt row. */
-    startTestAttempt(endpoint: WebhookEndpointRow, sample: WebhookEventSource, owner: string): ClaimedAttempt {
-      return inTransaction(db, () => {
+    /** A test send: a delivery row (is_test) already in flight under `owner`, with its attempt row (a transaction of its own, or the caller's). */
+    startTestAttempt(endpoint: WebhookEndpointRow, sample: WebhookEventSource, owner: string): Promise<ClaimedAttempt> {
+      return store.transaction(async () => {
+        const { events: eventsTable, webhookDeliveries: deliveries } = store.t;
         const now = isoNow(clock);
         // The delivery row references an event row; samples get one (fixed id, never fanned out).
-        db.insert(events)
-          .values({ id: sample.id, type: sample.type, data: sample.data, createdAt: sample.createdAt })
-          .onConflictDoUpdate({ target: events.id, set: { type: sample.type, data: sample.data, createdAt: sample.createdAt } })
-          .run();
+        await store.run(
+          store.db
+            .insert(eventsTable)
+            .values({ id: sample.id, type: sample.type, data: sample.data, createdAt: sample.createdAt })
+            .onConflictDoUpdate({ target: eventsTable.id, set: { type: sample.type, data: sample.data, createdAt: sample.createdAt } }),
+        );
         const deliveryId = ids.next('dlv');
-        db.insert(webhookDeliveries)
-          .values({
+        await store.run(
+          store.db.insert(deliveries).values({
             id: deliveryId,
             eventId: sample.id,
             endpointId: endpoint.id,
@@ -353,81 +363,36 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
             isTest: true,
             createdAt: now,
             updatedAt: now,
-          })
-          .run();
-        const request = buildWebhookRequest(endpoint, sample, { id: deliveryId, attemptNumber: 1, isTest: true }, clock.now());
-        return insertAttempt(
-          { deliveryId, attemptNumber: 1, endpointId: endpoint.id, eventId: sample.id, eventType: sample.type, isTest: true, request },
-          now,
+          }),
         );
+        const request = buildWebhookRequest(endpoint, sample, { id: deliveryId, attemptNumber: 1, isTest: true }, clock.now());
+        const attemptId = ids.next('att');
+        await insertTestAttempt.run({
+          id: attemptId,
+          deliveryId,
+          attemptNumber: 1,
+          requestHeaders: request.headers,
+          requestBody: request.body,
+          startedAt: now,
+        });
+        return {
+          deliveryId,
+          attemptId,
+          attemptNumber: 1,
+          endpointId: endpoint.id,
+          eventId: sample.id,
+          eventType: sample.type,
+          isTest: true,
+          request,
+        };
       });
     },
 
     /**
-     * Writes what an attempt came to and decides what happens next: success;
-     * a retry after the schedule's delay (± jitter); failed after the last
-     * attempt; 410 Gone or too many consecutive failures disable the endpoint
-     * and cancel what was waiting for it. Test sends never change the endpoint.
-     * Returns the delivery's new status, or null when this process no longer
-     * held the lease (the result is logged but decides nothing).
+     * Writes what an attempt came to and decides what happens next (webhooks.outcome.ts).
+     * Resolves to the delivery's new status, or null when `owner` no longer held the lease.
      */
-    recordOutcome(claimed: ClaimedAttempt, outcome: AttemptOutcome, owner: string): DeliveryStatus | null {
-      return inTransaction(db, () => {
-        statements.finishAttempt.run({
-          id: claimed.attemptId,
-          statusCode: outcome.statusCode,
-          latencyMs: outcome.latencyMs,
-          responseExcerpt: outcome.responseExcerpt,
-          error: outcome.error,
-        });
-        const found = statements.deliveryWithEndpoint.get({ id: claimed.deliveryId });
-        // Removed, cancelled, or taken over after our lease ran out: not ours to decide any more.
-        if (!found || found.delivery.status !== 'in_flight' || found.delivery.leaseOwner !== owner) return null;
-        const { delivery, endpoint } = found;
-
-        const now = isoNow(clock);
-        let status: DeliveryStatus;
-        let nextAttemptAt: string | null = null;
-        if (outcome.ok) {
-          status = 'succeeded';
-          if (!delivery.isTest && endpoint.consecutiveFailures !== 0) statements.resetFailures.run({ id: endpoint.id });
-        } else if (delivery.isTest) {
-          status = 'failed';
-        } else {
-          const gone = outcome.statusCode === 410;
-          // A name that did not resolve says nothing about the receiver: retried, not counted.
-          const counted = outcome.countsTowardDisabling !== false;
-          const failures = endpoint.consecutiveFailures + (counted ? 1 : 0);
-          const disableReason =
-            !endpoint.active || !counted
-              ? null
-              : gone
-                ? 'the receiver answered 410 Gone'
-                : failures >= settings.disableAfterFailures
-                  ? `${failures} consecutive failed attempts`
-                  : null;
-          const delay = retryDelayAfter(claimed.attemptNumber);
-          if (gone || delay === undefined) status = 'failed';
-          else if (!endpoint.active || disableReason) status = 'cancelled';
-          else {
-            status = 'pending';
-            nextAttemptAt = isoIn(delay);
-          }
-          if (disableReason) disableEndpoint(endpoint, disableReason, failures);
-          else if (counted) statements.countFailure.run({ id: endpoint.id });
-        }
-
-        statements.settleDelivery.run({
-          id: delivery.id,
-          status,
-          nextAttemptAt,
-          lastStatusCode: outcome.statusCode,
-          lastError: outcome.error,
-          now,
-        });
-        return status;
-      });
-    },
+    recordOutcome: outcomes.recordOutcome,
 
     /**
      * When something next becomes claimable: the earliest pending delivery of an
@@ -439,32 +404,13 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
       return earliest === null ? null : new Date(earliest);
     },
 
-    /** How many deliveries are in each state: for the console's overview, tests and the benchmark. */
-    countByStatus(): Record<DeliveryStatus, number> {
-      const rows = db
-        .select({ status: webhookDeliveries.status, n: sql<number>`count(*)` })
-        .from(webhookDeliveries)
-        .groupBy(webhookDeliveries.status)
-        .all();
+    /** How many deliveries are in each state: for the console's overview, /metrics, tests and the benchmark. */
+    async countByStatus(): Promise<Record<DeliveryStatus, number>> {
+      const { webhookDeliveries: deliveries } = store.t;
+      const rows = await store.rows(store.db.select({ status: deliveries.status, n: count() }).from(deliveries).groupBy(deliveries.status));
       const counts: Record<DeliveryStatus, number> = { pending: 0, in_flight: 0, succeeded: 0, failed: 0, cancelled: 0 };
       for (const row of rows) counts[row.status] = row.n;
       return counts;
-    },
-
-    /** Deletes the delivery log of an endpoint (attempts, then deliveries). Call inside a transaction. */
-    deleteDeliveriesOf(endpointId: string): void {
-      const deliveryIds = db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.endpointId, endpointId))
-        .all()
-        .map((row) => row.id);
-      for (let i = 0; i < deliveryIds.length; i += 500) {
-        db.delete(webhookAttempts)
-          .where(inArray(webhookAttempts.deliveryId, deliveryIds.slice(i, i + 500)))
-          .run();
-      }
-      db.delete(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId)).run();
     },
   };
   return queue;
@@ -482,18 +428,6 @@ function prepareStatements(db: Db) {
   const value = (name: string) => sql`${sql.placeholder(name)}`;
   const sendable = { delivery: webhookDeliveries, endpoint: webhookEndpoints, event: events };
   return {
-    insertPending: db
-      .insert(webhookDeliveries)
-      .values({
-        id: p('id'),
-        eventId: p('eventId'),
-        endpointId: p('endpointId'),
-        status: 'pending',
-        nextAttemptAt: p('now'),
-        createdAt: p('now'),
-        updatedAt: p('now'),
-      })
-      .prepare(),
     expiredLeases: db
       .select(sendable)
       .from(webhookDeliveries)
@@ -573,45 +507,6 @@ function prepareStatements(db: Db) {
         requestBody: p('requestBody'),
         startedAt: p('startedAt'),
       })
-      .prepare(),
-    finishAttempt: db
-      .update(webhookAttempts)
-      .set({
-        statusCode: value('statusCode'),
-        latencyMs: value('latencyMs'),
-        responseExcerpt: value('responseExcerpt'),
-        error: value('error'),
-      })
-      .where(eq(webhookAttempts.id, p('id')))
-      .prepare(),
-    deliveryWithEndpoint: db
-      .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
-      .from(webhookDeliveries)
-      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-      .where(eq(webhookDeliveries.id, p('id')))
-      .prepare(),
-    settleDelivery: db
-      .update(webhookDeliveries)
-      .set({
-        status: value('status'),
-        nextAttemptAt: value('nextAttemptAt'),
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        lastStatusCode: value('lastStatusCode'),
-        lastError: value('lastError'),
-        updatedAt: value('now'),
-      })
-      .where(eq(webhookDeliveries.id, p('id')))
-      .prepare(),
-    resetFailures: db
-      .update(webhookEndpoints)
-      .set({ consecutiveFailures: 0 })
-      .where(eq(webhookEndpoints.id, p('id')))
-      .prepare(),
-    countFailure: db
-      .update(webhookEndpoints)
-      .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
-      .where(eq(webhookEndpoints.id, p('id')))
       .prepare(),
     // ORDER BY … LIMIT 1 walks the (status, next_attempt_at) index and stops at the first hit.
     earliestPending: db

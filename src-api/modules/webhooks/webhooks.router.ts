@@ -20,12 +20,17 @@ const expectedVersion = z.number().int().positive().optional();
 
 export const webhooksRouter = router({
   /** Every endpoint, oldest first, never with its secret, with its latest delivery; plus the event kinds there are. */
-  list: adminRoleProcedure.query(({ ctx }) => ({ endpoints: ctx.services.webhooks.listWithLastDelivery(), eventKinds: [...EVENT_TYPES] })),
+  list: adminRoleProcedure.query(async ({ ctx }) => ({
+    endpoints: await ctx.services.webhooks.listWithLastDelivery(),
+    eventKinds: [...EVENT_TYPES],
+  })),
 
   get: adminRoleProcedure.input(byId).query(({ ctx, input }) => ctx.services.webhooks.get(input.id)),
 
   /** The new endpoint with its secret (shown here, and again only through revealSecret). */
-  create: adminRoleProcedure.input(endpointInputSchema).mutation(({ ctx, input }) => ctx.services.webhooks.add(input, { actor: ctx.actor })),
+  create: adminRoleProcedure
+    .input(endpointInputSchema)
+    .mutation(({ ctx, input }) => ctx.services.webhooks.add(input, { actor: ctx.actor })),
 
   update: adminRoleProcedure
     .input(endpointPatchSchema.extend({ id: idParamSchema, expectedVersion }))
@@ -45,7 +50,9 @@ export const webhooksRouter = router({
     ),
 
   /** A mutation, not a query: seeing a secret is audited. */
-  revealSecret: adminRoleProcedure.input(byId).mutation(({ ctx, input }) => ctx.services.webhooks.revealSecret(input.id, { actor: ctx.actor })),
+  revealSecret: adminRoleProcedure
+    .input(byId)
+    .mutation(({ ctx, input }) => ctx.services.webhooks.revealSecret(input.id, { actor: ctx.actor })),
 
   rotateSecret: adminRoleProcedure
     .input(z.strictObject({ id: idParamSchema, expectedVersion }))
@@ -56,8 +63,8 @@ export const webhooksRouter = router({
   remove: adminRoleProcedure.input(byId).mutation(({ ctx, input }) => ctx.services.webhooks.remove(input.id, { actor: ctx.actor })),
 
   /** The delivery log, newest first: filter by endpoint, status, event kind, since, test or not. */
-  deliveries: adminRoleProcedure.input(listDeliveriesQuerySchema.prefault({})).query(({ ctx, input }) => {
-    const page = ctx.services.webhooks.listDeliveries(input);
+  deliveries: adminRoleProcedure.input(listDeliveriesQuerySchema.prefault({})).query(async ({ ctx, input }) => {
+    const page = await ctx.services.webhooks.listDeliveries(input);
     return { deliveries: page.items, page: page.page, limit: page.limit, total: page.total };
   }),
 
