@@ -2,16 +2,22 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { NotFoundError, QuotaExceededError } from '../../src-api/errors';
+import { systemClock } from '../../src-api/lib/clock';
+import { createIdGenerator } from '../../src-api/lib/ids';
+import { createAgentEdits } from '../../src-api/modules/agents/agent-edits';
+import { createAgentReads } from '../../src-api/modules/agents/agent-reads';
+import { createAgentWrites } from '../../src-api/modules/agents/agent-writes';
 import type { AgentsService } from '../../src-api/modules/agents/agents.service';
+import { createAuditService } from '../../src-api/modules/audit/audit.service';
+import { createEventsService } from '../../src-api/modules/events/events.service';
 import { createReportsService, type ReportsService } from '../../src-api/modules/reports/reports.service';
 import { agentRow, bothStores } from '../helpers/both-stores';
 
 /**
  * Abuse reports on the data-access seam, on SQLite and PostgreSQL 15: filing
- * (listed agents only, one open report per agent and client), the queue with
- * its filters, the counts and the per-agent flags. `resolve` is still sync (it
- * writes agents): test/api/lifecycle-reports.test.ts covers it and the HTTP
- * and tRPC side on SQLite.
+ * (listed agents only, one open report per agent and client, also when a client
+ * sends eight at once), the queue with its filters, the counts and the per-agent
+ * flags. test/api/lifecycle-reports.test.ts covers resolving and the HTTP and tRPC side on SQLite.
  */
 const stores = bothStores();
 afterAll(() => stores.cleanup());
@@ -24,15 +30,19 @@ describe.each(stores.dialects)('reports on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
+    const db = store.dialect === 'sqlite' ? store.db : undefined;
+    const ids = createIdGenerator();
+    const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
+    const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
+    const reads = createAgentReads({ store, profileCacheEntries: 100 });
+    const writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
     reports = createReportsService({
       store,
       clock: { now: () => now },
       ids: { next: (prefix: string) => `${prefix}_${String(++counter).padStart(4, '0')}`, agent: () => 'agt_unused' },
-      // The agents' reads through the store (agents' own suite covers them); only findRowAsync is used here.
-      agents: {
-        findRowAsync: async (id: string) => store.first(store.db.select().from(store.t.agents).where(eq(store.t.agents.id, id))),
-      } as unknown as AgentsService,
-      audit: undefined as never,
+      // The agents service's faces reports use, built from its parts (the agents' own suites cover them).
+      agents: { findRowAsync: reads.findRowAsync, edits: createAgentEdits({ store, writes, audit }) } as unknown as AgentsService,
+      audit,
       quotas: true,
     });
     await store.run(
@@ -61,6 +71,21 @@ describe.each(stores.dialects)('reports on $dialect', ({ open }) => {
     await expect(file('agt_none', '10.0.0.1')).rejects.toBeInstanceOf(NotFoundError);
     const stored = await store.first(store.db.select().from(store.t.reports).where(eq(store.t.reports.id, first.id)));
     expect(stored).toMatchObject({ details: 'copies another agent 🚀', clientKey: '10.0.0.1', status: 'open', version: 1 });
+  });
+
+  it('eight reports of one client on one agent at the same moment: one is filed, the others refused', async () => {
+    await store.run(
+      store.db.insert(store.t.agents).values(agentRow({ id: 'agt_race', name: 'Race', sourceUrlKey: 'example.org/race', changeSeq: 4 })),
+    );
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => file('agt_race', '10.0.0.9')));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(refused).toHaveLength(7);
+    expect(refused.every((reason) => reason instanceof QuotaExceededError)).toBe(true);
+    const filed = await store.rows(store.db.select().from(store.t.reports).where(eq(store.t.reports.agentId, 'agt_race')));
+    expect(filed).toHaveLength(1);
+    await store.run(store.db.delete(store.t.reports).where(eq(store.t.reports.agentId, 'agt_race')));
+    await store.run(store.db.delete(store.t.agents).where(eq(store.t.agents.id, 'agt_race')));
   });
 
   it('lists the queue newest first with agent names, filtered and paged, and counts it', async () => {

@@ -82,9 +82,8 @@ export function createClaimDecisions({
    * claims on the agent (claims.service) take the same lock.
    */
   const lockForDecision = async (id: string): Promise<ClaimRow> => {
-    const { agents } = store.t;
     const { agentId } = await requireRow(id);
-    await store.first(store.forUpdate(store.db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)).limit(1)));
+    await agents.edits.lockRow(agentId, { includeUnlisted: true });
     return lockRow(id);
   };
 

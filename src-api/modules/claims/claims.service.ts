@@ -1,7 +1,7 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
-import { AppError, ConflictError, QuotaExceededError, NotFoundError } from '../../errors';
+import { AppError, ConflictError, QuotaExceededError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import { randomToken, type IdGenerator } from '../../lib/ids';
 import type { DnsResolver } from '../../lib/dns-resolver';
@@ -177,12 +177,8 @@ export function createClaimsService({
     create(input: CreateClaimInput, who: ClaimantContext = {}): Promise<NewClaim> {
       return store.transaction(async () => {
         // The agent's row is locked (PostgreSQL) as a decision on its claims locks it: a claim made while
-        // another is being verified waits, and then finds the agent verified.
-        const { agents: agentsTable } = store.t;
-        const agent = await store.first(
-          store.forUpdate(store.db.select().from(agentsTable).where(eq(agentsTable.id, input.agent_id)).limit(1)),
-        );
-        if (!agent || !agent.listed) throw new NotFoundError('Agent', input.agent_id);
+        // another is being verified waits, and then finds the agent verified. Listed agents only.
+        const agent = await agents.edits.lockRow(input.agent_id);
         if (agent.verified) throw new ConflictError(`Agent "${agent.id}" is already verified; it cannot be claimed again`);
         if (quotas) await enforceQuotas(agent.id, who);
         const token = `${CLAIM_TOKEN_PREFIX}${randomToken(32)}`;

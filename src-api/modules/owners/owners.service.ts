@@ -48,11 +48,8 @@ export function createOwnersService({ store, clock, ids, agents, audit }: Owners
    * on PostgreSQL), so an owner's two edits or replies at once queue, and the second sees the
    * first (its pending edit request, its reply).
    */
-  const lockOwned = async (who: OwnerActor, agentId: string): Promise<AgentRow> => {
-    const { agents: agentsTable } = store.t;
-    const row = await store.first(store.forUpdate(store.db.select().from(agentsTable).where(eq(agentsTable.id, agentId)).limit(1)));
-    return ownedOrNotFound(who, agentId, row);
-  };
+  const lockOwned = async (who: OwnerActor, agentId: string): Promise<AgentRow> =>
+    ownedOrNotFound(who, agentId, await agents.edits.lockRow(agentId, { includeUnlisted: true }));
 
   return {
     /** The owned agent's profile (listed or not). */

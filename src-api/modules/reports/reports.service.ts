@@ -61,8 +61,9 @@ export function createReportsService({ store, clock, ids, agents, audit, quotas 
     create(agentId: string, input: CreateReportInput, reporter: Reporter) {
       return store.transaction(async () => {
         const { reports } = store.t;
-        const agent = await agents.findRowAsync(agentId);
-        if (!agent || !agent.listed) throw new NotFoundError('Agent', agentId);
+        // The agent's row locked (PostgreSQL): two reports of one client at the same moment queue, and the
+        // second finds the first open. A listed agent only, else a NotFoundError.
+        await agents.edits.lockRow(agentId);
         if (quotas) {
           const open = await store.first(
             store.db
