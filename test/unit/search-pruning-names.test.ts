@@ -36,7 +36,8 @@ function corpus(seed: number, size: number, from = 0): IndexableAgent[] {
   });
 }
 
-/** Pruned against exhaustive on two to four common words; how many runs the name split ended. */
+/** Pruned against exhaustive on two to four common words; how many runs the name split ended (and read on by name set). */
+let setReads = 0;
 function expectSame(index: SearchIndex, seed: number, count: number): number {
   const r = seededRandom(seed);
   let byNames = 0;
@@ -46,33 +47,44 @@ function expectSame(index: SearchIndex, seed: number, count: number): number {
     const limit = r.pick([1, 5, 20, 50]);
     const pruned = index.search(q, limit, filters, 'pruned');
     if (pruningStats.threshold === 'done' && thresholdStats.byNames) byNames++;
+    setReads += thresholdStats.setReads;
     expect(pruned, `seed ${seed}: ${JSON.stringify({ q, limit, filters })}`).toEqual(index.search(q, limit, filters, 'exhaustive'));
   }
   return byNames;
 }
 
 describe('threshold algorithm split by the name field', () => {
-  // Two words too, to test them (the service leaves them out for speed).
+  // Two words from the start too, to test them (the service starts their split late, see NAME_SPLIT).
+  const defaults = { ...NAME_SPLIT };
   beforeAll(() => {
-    NAME_SPLIT.minWords = 2;
+    NAME_SPLIT.earlyWords = 2;
     return () => {
-      NAME_SPLIT.minWords = 3;
+      Object.assign(NAME_SPLIT, defaults);
     };
   });
 
-  it('equals the exhaustive scorer on words in many names, with the split on and off', () => {
+  it('equals the exhaustive scorer on words in many names, with the split on and off, name sets reading on by themselves or not', () => {
     onTestFinished(() => {
-      NAME_SPLIT.enabled = true;
+      Object.assign(NAME_SPLIT, defaults, { earlyWords: 2 });
     });
     const index = new SearchIndex();
     for (const agent of corpus(5, 12_000)) index.apply(agent);
     index.compact();
-    for (const on of [true, false]) {
-      NAME_SPLIT.enabled = on;
-      const byNames = expectSame(index, on ? 51 : 52, 120);
-      // Some runs were ended by covering name sets (else this would not test it).
+    // The split from the start or late (two words after 64 agents), name sets reading on by themselves or not, or off.
+    for (const [on, readOn, earlyWords] of [
+      [true, true, 2],
+      [true, true, 3],
+      [true, false, 2],
+      [false, false, 2],
+    ] as const) {
+      Object.assign(NAME_SPLIT, { enabled: on, readOn, earlyWords, lateAfter: 64 });
+      setReads = 0;
+      const byNames = expectSame(index, on ? 51 + earlyWords : 50, 120);
+      // Some runs were ended by covering name sets, and name sets read on by themselves (else this would not test it).
       if (on) expect(byNames).toBeGreaterThan(10);
       else expect(byNames).toBe(0);
+      if (readOn) expect(setReads).toBeGreaterThan(20);
+      else expect(setReads).toBe(0);
     }
   });
 

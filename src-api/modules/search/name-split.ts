@@ -2,8 +2,29 @@ import { orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { TopK } from './top-k';
 
-/** Whether the threshold algorithm rules agents out by which query words their names hold; off for A/B measurements. */
-export const NAME_SPLIT = { enabled: true, minWords: 3, maxWords: 4, minAllowance: 256 };
+/** The run's lists as threshold.ts reads them: per list its order's slots and impacts, whether it holds every posting, and how far the run has read it. */
+export interface RunLists {
+  slots: Int32Array[];
+  values: Uint16Array[];
+  complete: boolean[];
+  read: Int32Array;
+}
+
+/** `blocking`: the first name set still reaching the bar has read on by itself. */
+export const READ_ON = -2;
+
+/** Postings a name set reads by itself at least, the first time (then twice as far each time). */
+const SET_READ_MIN = 256;
+
+/**
+ * Whether the threshold algorithm rules agents out by which query words their names hold, and whether a name set
+ * too large to cover reads on by itself (`readOn`); off for A/B measurements. Queries of fewer than `earlyWords`
+ * words start the split only once the run has visited `lateAfter` agents: most two-word runs end within a few
+ * hundred, for which the split's passes over the name bitsets cost more than they save (measured at 100,000 agents:
+ * 1.1-1.9x from the start), while the few long ones ("data secure": thousands of agents with one of the words in
+ * their names) are cut to a fraction.
+ */
+export const NAME_SPLIT = { enabled: true, minWords: 2, maxWords: 4, minAllowance: 256, readOn: true, earlyWords: 3, lateAfter: 2_048 };
 
 /**
  * The threshold algorithm's bound, split by the name field (see `threshold.ts`). A word in many agents' names
@@ -36,6 +57,11 @@ export class NameSplit {
   private readonly masks: number[];
   /** Per name set, its bound this round. */
   private readonly keys: Float64Array;
+  /**
+   * Per name set, how far it has read each list on its own (`readFor`: only agents whose names hold the set's words
+   * visited); undefined until it has. Where it is past the run's own read, it bounds the set's unseen agents lower.
+   */
+  private readonly setReads: (Int32Array | undefined)[];
 
   private constructor(
     private readonly store: IndexStore,
@@ -43,6 +69,7 @@ export class NameSplit {
     private readonly scaled: Float64Array,
     private readonly wordEnds: Int32Array,
     private readonly matchingCount: number,
+    private readonly lists: RunLists,
   ) {
     const termCount = wordEnds.length;
     this.impacts = new Int32Array(termIds.length);
@@ -51,6 +78,7 @@ export class NameSplit {
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
+    this.setReads = new Array<Int32Array | undefined>(1 << termCount);
     for (let t = 0, e = 0; t < termCount; t++) {
       const names: Uint32Array[] = [];
       let named = 0;
@@ -75,18 +103,20 @@ export class NameSplit {
     scaled: Float64Array,
     wordEnds: Int32Array,
     matchingCount: number,
+    lists: RunLists,
   ): NameSplit | undefined {
     // One word: its plain bound stops within a few dozen agents (the best names come first in its order). Two
     // words: measured at 100,000 agents, the passes over the name bitsets cost more than the reads they save.
     const words = wordEnds.length;
     if (!NAME_SPLIT.enabled || words < NAME_SPLIT.minWords || words > NAME_SPLIT.maxWords) return undefined;
     for (const termId of termIds) if (store.restMaxes[termId] === undefined) return undefined;
-    return new NameSplit(store, termIds, scaled, wordEnds, matchingCount);
+    return new NameSplit(store, termIds, scaled, wordEnds, matchingCount, lists);
   }
 
   /**
-   * -1 when no unseen agent can reach `top`'s bar (the heap is full); otherwise the first name set (a mask of
-   * words) whose bound still reaches it. Covers name sets on the way while they hold at most `allowance`
+   * -1 when no unseen agent can reach `top`'s bar (the heap is full); READ_ON (-2) when the first name set whose
+   * bound still reaches it has read on by itself (`readFor`: bound again before the run reads); otherwise that name
+   * set (a mask of words). Covers name sets on the way while they hold at most `allowance`
    * matching agents (the work done so far: covering then at most doubles it). `listValue`: per list, the impact
    * its plain bound is made of (-1 when read to its end). `pastBar(e)`: whether list e has read past the bar's
    * agent in tie order (undefined: ties are not in order, equal is not enough).
@@ -98,6 +128,8 @@ export class NameSplit {
     matching: Uint32Array,
     visit: (slot: number) => void,
     allowance: number,
+    /** Agents a name set reading on by itself visits at most (`readFor`). */
+    chunk: number,
   ): number {
     // Highest bound first: covering the best name sets raises the bar fastest (the top hits often have two query
     // words in their names), which may put the bounds of the big sets (one word in the name) below it.
@@ -113,11 +145,12 @@ export class NameSplit {
         this.bound(mask, listValue);
         if (this.tiesBelow(mask, listValue, pastBar, top.worstScore)) continue;
       }
-      if (mask === 0) return mask;
+      if (mask === 0) return this.readOn(mask, listValue, visit, chunk);
       // Counting costs a pass over the bitsets: only once the sizes of the name sets make it look worthwhile.
-      if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return mask;
+      // A set too large to cover reads on by itself, if it can (READ_ON); else the run reads on for it.
+      if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
       if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
-      if (this.counts[mask]! > allowance - spent) return mask;
+      if (this.counts[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
       spent += this.counts[mask]!;
       this.intersect(mask, matching, visit);
       for (let set = 0; set < this.covered.length; set++) if ((set & mask) === mask) this.covered[set] = 1;
@@ -138,7 +171,11 @@ export class NameSplit {
       let best = 0;
       for (; e < wordEnds[t]!; e++) {
         let impact = listValue[e]!;
-        if (impact >= 0 && ((mask >>> t) & 1) === 0) impact = Math.min(impact, this.restMaxes[e]!);
+        if (impact >= 0 && ((mask >>> t) & 1) === 0) {
+          const own = this.setReads[mask];
+          if (own !== undefined && own[e]! > this.lists.read[e]!) impact = this.valueAfter(e, own[e]!);
+          if (impact >= 0) impact = Math.min(impact, this.restMaxes[e]!);
+        }
         impacts[e] = impact;
         const value = Math.fround(this.scaled[e]! * impact);
         if (value > best) best = value;
@@ -179,6 +216,84 @@ export class NameSplit {
       if (past) return true;
     }
     return false;
+  }
+
+  /** READ_ON if name set `mask` could read on by itself (`readFor`), else the mask (the run reads on for it). */
+  private readOn(mask: number, listValue: Int32Array, visit: (slot: number) => void, visits: number): number {
+    if (!NAME_SPLIT.readOn) return mask;
+    this.bound(mask, listValue);
+    return this.readFor(mask, visit, visits) ? READ_ON : mask;
+  }
+
+  /**
+   * An unseen agent's highest impact in list e once `read` of its postings are read (-1: the list is complete and
+   * read to its end, so no unseen agent has the term), as the run's bound (threshold.ts) takes it.
+   */
+  private valueAfter(e: number, read: number): number {
+    const values = this.lists.values[e]!;
+    if (this.lists.complete[e] && read >= values.length) return -1;
+    return values[Math.min(Math.max(0, read - 1), values.length - 1)]!;
+  }
+
+  /**
+   * Reads on for name set `mask` alone, in the lists of the words outside it: the list giving the highest bound for
+   * the set (as `bound` just computed it, in `impacts`), from where the run or the set last read it, visiting only the
+   * agents whose names hold exactly the set's query words (the others are not the set's: their own sets bound them).
+   * The set's unseen agents are then below what that list reads, however few of the run's own agents were read: a
+   * run of a word in thousands of other names costs a bit test a posting, not a score. False when no such list is
+   * left to read (the run reads on instead).
+   */
+  private readFor(mask: number, visit: (slot: number) => void, visits: number): boolean {
+    const { wordEnds, impacts, scaled, lists } = this;
+    const termCount = wordEnds.length;
+    const own = (this.setReads[mask] ??= new Int32Array(this.termIds.length));
+    let best = -1;
+    let bestValue = -1;
+    for (let t = 0, e = 0; t < termCount; t++) {
+      for (; e < wordEnds[t]!; e++) {
+        if (((mask >>> t) & 1) === 1 || impacts[e]! < 0) continue;
+        if (Math.max(lists.read[e]!, own[e]!) >= lists.slots[e]!.length) continue;
+        const value = Math.fround(scaled[e]! * impacts[e]!);
+        if (value > bestValue) {
+          bestValue = value;
+          best = e;
+        }
+      }
+    }
+    if (best < 0) return false;
+    const words = (this.store.baseSlotCount + 31) >>> 5;
+    const inside: Uint32Array[] = [];
+    const outside: Uint32Array[] = [];
+    for (let t = 0; t < termCount; t++) {
+      const bits = this.wordNameBits(t, words);
+      if (((mask >>> t) & 1) === 0) {
+        if (bits !== undefined) outside.push(bits);
+      } else if (bits === undefined) return false;
+      else inside.push(bits);
+    }
+    // No name holds any query word: the set is every agent, and the run's own reading serves it better.
+    if (inside.length === 0 && outside.length === 0) return false;
+    const slots = lists.slots[best]!;
+    const from = Math.max(lists.read[best]!, own[best]!);
+    // Up to twice as far each time (at least SET_READ_MIN postings), and up to `visits` of the set's agents: as the
+    // run's own chunks (threshold.ts), the bar rises as it reads, so the bound is taken again.
+    const end = Math.min(slots.length, from + Math.max(SET_READ_MIN, from));
+    let left = visits;
+    let i = from;
+    while (i < end && left > 0) {
+      const slot = slots[i++]!;
+      const word = slot >>> 5;
+      const bit = 1 << (slot & 31);
+      let holds = true;
+      for (let k = 0; k < inside.length && holds; k++) holds = (inside[k]![word]! & bit) !== 0;
+      for (let k = 0; k < outside.length && holds; k++) holds = (outside[k]![word]! & bit) === 0;
+      if (holds) {
+        visit(slot);
+        left--;
+      }
+    }
+    own[best] = i;
+    return true;
   }
 
   /** The matching agents times, per word of the mask, the share of its agents that have it in their name. */

@@ -3,7 +3,7 @@ import { hasBit } from './bitsets';
 import type { BlockScorer } from './block-scorer';
 import { trustInTieOrder } from './impact-orders';
 import type { IndexStore } from './index-store';
-import { NAME_SPLIT, NameSplit } from './name-split';
+import { NAME_SPLIT, NameSplit, READ_ON } from './name-split';
 import type { TopK } from './top-k';
 
 /**
@@ -36,7 +36,7 @@ import type { TopK } from './top-k';
 export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 4 };
 
 /** Agents the last run read, and whether it stopped inside a run of ties (for tests and measurements). */
-export const thresholdStats = { visited: 0, inTies: false, byNames: false };
+export const thresholdStats = { visited: 0, inTies: false, byNames: false, setReads: 0 };
 
 /** Whether a run may stop inside a run of equal impacts (`stopsInTies`); off for A/B measurements. */
 export const TIE_ORDER = { enabled: true };
@@ -114,6 +114,7 @@ export function thresholdTopK(
   // Agents whose trust changed since the orders were built are out of tie order: scored up front.
   const ties = TIE_ORDER.enabled && !store.tieOrderStale;
   thresholdStats.inTies = thresholdStats.byNames = false;
+  thresholdStats.setReads = 0;
   if (ties) {
     for (const slot of store.trustAtCompaction.keys()) if (slot < store.baseSlotCount) visit(slot);
   }
@@ -121,9 +122,13 @@ export function thresholdTopK(
   const bound = new Float32Array(1);
   const wordBest = new Float64Array(termCount);
   const listValue = new Int32Array(lists);
-  const split = NameSplit.of(store, termIds, scaled, wordEnds, total);
   // Postings read from each list; a list's bound is the impact last read (its first before any).
   const read = new Int32Array(lists);
+  const runLists = { slots: orderSlots, values: orderValues, complete, read };
+  // Short queries start the split late (see NAME_SPLIT): most of their runs end before.
+  const splitAfter = termCount >= NAME_SPLIT.earlyWords ? 0 : NAME_SPLIT.lateAfter;
+  let split = splitAfter === 0 ? NameSplit.of(store, termIds, scaled, wordEnds, total, runLists) : undefined;
+  let splitTried = splitAfter === 0;
   const at = (e: number): number => Math.min(Math.max(0, read[e]! - 1), orderValues[e]!.length - 1);
   const ended = (e: number): boolean => complete[e]! && read[e]! >= orderValues[e]!.length;
   const readUpTo = (e: number, count: number): void => {
@@ -134,7 +139,12 @@ export function thresholdTopK(
   };
   for (const e of rare) readUpTo(e, orderSlots[e]!.length);
   let result: boolean | undefined;
+  let blocked = 0;
   while (result === undefined) {
+    if (!splitTried && marked.length >= splitAfter) {
+      splitTried = true;
+      split = NameSplit.of(store, termIds, scaled, wordEnds, total, runLists);
+    }
     // The best score an unseen agent could have: per word the best expansion (a float32, as the scorer keeps it).
     // A complete list read to its end: no unseen agent has that term. A prefix read to its end: none has it
     // with a higher impact than its last.
@@ -168,9 +178,22 @@ export function thresholdTopK(
     else if (top.full && ties && key === top.worstScore && stopsInTies()) result = thresholdStats.inTies = true;
     else if (
       split !== undefined &&
-      split.blocking(listValue, ties ? readPastBar : undefined, top, matching, visit, Math.max(NAME_SPLIT.minAllowance, marked.length)) < 0
+      (blocked = split.blocking(
+        listValue,
+        ties ? readPastBar : undefined,
+        top,
+        matching,
+        visit,
+        Math.max(NAME_SPLIT.minAllowance, marked.length),
+        Math.max(ADAPTIVE.chunk, Math.floor(marked.length / ADAPTIVE.chunkEvery)),
+      )) === -1
     )
       result = thresholdStats.byNames = true;
+    // A name set read on by itself: bound again (unless past the budget).
+    else if (split !== undefined && blocked === READ_ON) {
+      thresholdStats.setReads++;
+      if (marked.length > budget) result = false;
+    }
     // Every prefix read, and the bound is not below the bar yet.
     else if (open === 0) result = false;
     // Long runs of equal impacts (a word in thousands of names) keep the bound up: past the budget, the block
