@@ -131,7 +131,7 @@ export function createServices({
   const marketing = createMarketingService({ ...base, store, events, audit });
   const postQueue = createPostQueue({ store, marketing });
   // A hidden review is not promoted: the posts generated from it are archived in the hiding transaction.
-  reviews.onHidden((review, actor) => marketing.archivePostsOfReview(review.id, { actor }));
+  reviews.onHidden((review, actor) => marketing.archivePostsOfReviewInTransaction(review.id, { actor }));
   const stats = createStatsService({ store, clock, agents, cacheTtlMs: config.statsCacheTtlMs });
   // Webhooks: endpoints and the delivery log; deliveries are queued by an events listener in the
   // recording transaction. The dispatcher sends them; only startServer starts it (CLI commands never do).

@@ -122,7 +122,14 @@ describe('GET /metrics', () => {
   it('reports the mail outbox', async () => {
     const before = sample(await scrape(), 'agentdir_mail_messages');
     for (let i = 0; i < 2; i++) {
-      server.services.mail.queue({ kind: 'test.metrics', to: `reader-${i}@example.com`, subject: 'Metrics', paragraphs: ['Hello'] });
+      await server.services.store.transaction(() =>
+        server.services.mail.queueInTransaction({
+          kind: 'test.metrics',
+          to: `reader-${i}@example.com`,
+          subject: 'Metrics',
+          paragraphs: ['Hello'],
+        }),
+      );
     }
     const after = await scrape();
     expect(sample(after, 'agentdir_mail_messages') - before).toBe(2);

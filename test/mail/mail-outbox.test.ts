@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inTransaction } from '../../src-api/db/client';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp-receiver';
 import { startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -17,8 +16,8 @@ describe('mail outbox', () => {
   });
 
   const queue = (target: TestServer, to: string, headers?: Record<string, string>) =>
-    inTransaction(target.services.db, () =>
-      target.services.mail.queue({
+    target.services.store.transaction(() =>
+      target.services.mail.queueInTransaction({
         kind: 'test',
         to,
         subject: 'Hello <there>',
@@ -31,7 +30,7 @@ describe('mail outbox', () => {
   it('sends queued mail through a real SMTP server, with plain-text and HTML bodies and extra headers', async () => {
     smtp = await startSmtpReceiver();
     server = await startTestServer({ mail: { smtpUrl: smtp.url, from: 'Directory <dir@example.test>' } });
-    const id = queue(server, 'ann@example.test', { 'List-Unsubscribe': '<http://example.test/unsub>' });
+    const id = await queue(server, 'ann@example.test', { 'List-Unsubscribe': '<http://example.test/unsub>' });
     const mail = await smtp.waitFor((m) => m.to.includes('ann@example.test'));
     expect(mail.subject).toBe('Hello <there>');
     expect(mail.text).toContain('First line & more.');
@@ -46,7 +45,7 @@ describe('mail outbox', () => {
     smtp = await startSmtpReceiver();
     smtp.failNext(2);
     server = await startTestServer({ mail: { smtpUrl: smtp.url, retryDelaysMs: [50, 50, 50] } });
-    const id = queue(server, 'bob@example.test');
+    const id = await queue(server, 'bob@example.test');
     // The API keeps answering meanwhile.
     expect((await server.api('/health')).status).toBe(200);
     const mail = await smtp.waitFor((m) => m.to.includes('bob@example.test'));
@@ -61,7 +60,7 @@ describe('mail outbox', () => {
     await smtp.close();
     smtp = undefined;
     server = await startTestServer({ mail: { smtpUrl: unreachable, retryDelaysMs: [20], timeoutMs: 2_000 } });
-    const id = queue(server, 'cat@example.test');
+    const id = await queue(server, 'cat@example.test');
     await expect.poll(async () => (await server!.services.mail.get(id))?.status, { timeout: 10_000 }).toBe('failed');
     expect(await server.services.mail.get(id)).toMatchObject({
       attemptCount: 2,
@@ -71,7 +70,7 @@ describe('mail outbox', () => {
 
   it('writes .eml files into <data-dir>/mail/ without an SMTP URL', async () => {
     server = await startTestServer();
-    const id = queue(server, 'dan@example.test');
+    const id = await queue(server, 'dan@example.test');
     const folder = path.join(server.dataDir, 'mail');
     // Sent once the file is in place: from then on it is whole (written aside and renamed).
     await expect.poll(async () => (await server!.services.mail.get(id))?.status).toBe('sent');

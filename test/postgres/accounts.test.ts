@@ -66,7 +66,7 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
         accounts: { sessionIdleMs: 7 * DAY, sessionAbsoluteMs: 30 * DAY } as never,
         rateLimit: { enabled: true } as never,
       },
-      mail: createMailService({ db: undefined as never, store, clock, ids, config: { mail: { retryDelaysMs: [1000] } as never } }),
+      mail: createMailService({ store, clock, ids, config: { mail: { retryDelaysMs: [1000] } as never } }),
       publicUrl: createPublicUrl({ publicUrl: 'https://directory.example', host: '127.0.0.1', port: 0 }),
       audit: createAuditService({ db: undefined as never, store, clock, ids }),
       signInLimits: limiter,

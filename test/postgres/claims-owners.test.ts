@@ -86,7 +86,7 @@ describe.each(stores.dialects)('claims and owners on $dialect', ({ open }) => {
     const db = store.dialect === 'sqlite' ? store.db : undefined;
     const events = createEventsService({ db: db as never, store, clock, ids });
     const audit = createAuditService({ db: db as never, store, clock, ids });
-    const mail = createMailService({ db: db as never, store, clock, ids, config: { mail: defaultConfig.mail } });
+    const mail = createMailService({ store, clock, ids, config: { mail: defaultConfig.mail } });
     const agentReads = createAgentReads({ store, profileCacheEntries: 100 });
     const writes = createAgentWrites({ db, store, clock, events, onCommitted: () => agentReads.changed() });
     // The agents service's async faces these modules use, built from the same parts as the service.

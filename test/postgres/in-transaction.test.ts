@@ -71,7 +71,7 @@ describe.each(stores.dialects)('in-transaction helpers on $dialect', ({ open }) 
     const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const clock = { now: () => new Date(NOW) };
     audit = createAuditService({ db, store, clock, ids });
-    mail = createMailService({ db, store, clock, ids, config: { mail: defaultConfig.mail } });
+    mail = createMailService({ store, clock, ids, config: { mail: defaultConfig.mail } });
     events = createEventsService({ db, store, clock, ids });
     const fanOut = createFanOut({ db, store, clock, ids, announce: () => announced.push('deliveries') });
     events.addListener({

@@ -32,7 +32,7 @@ describe.each(stores.dialects)('the mail worker on $dialect', ({ dialect, open, 
     mail: { ...defaultConfig.mail, retryDelaysMs: [60_000], ...fields },
   });
   const serviceOn = (on: Store, fields: Partial<MailConfig> = {}): MailService =>
-    createMailService({ db: undefined as never, store: on, clock, ids, config: mailConfig(fields) });
+    createMailService({ store: on, clock, ids, config: mailConfig(fields) });
   let mail: MailService;
 
   const queue = (service: MailService, to: string[]) =>

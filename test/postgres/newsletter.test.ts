@@ -47,7 +47,7 @@ describe.each(stores.dialects)('newsletter on $dialect', ({ open }) => {
     const config = createConfig({});
     const db = undefined as never; // everything here runs through the store
     audit = createAuditService({ db, store, clock, ids });
-    const mail = createMailService({ db, store, clock, ids, config });
+    const mail = createMailService({ store, clock, ids, config });
     newsletter = createNewsletterService({ db, store, clock, ids, mail, publicUrl: createPublicUrl(config), audit });
   }, 180_000);
 

@@ -63,9 +63,8 @@ export function createAuditService({ db, store, clock, ids }: AuditServiceDeps) 
   return {
     /**
      * The sync form, inside a sync `inTransaction(db, …)`, for the callers not
-     * yet on the Store: agents (service, import), submissions, reviews, owners,
-     * edit requests, claims (decisions, re-checks), accounts, backups, and this
-     * module's own unported writers (webhooks, marketing). Goes when they are ported.
+     * yet on the Store: agents.service's sync create and edits (kept for tests
+     * and benches) and backups (SQLite-only: it copies the file). Goes with them.
      */
     record(entry: AuditEntry): AuditRow {
       const row = rowOf(entry);

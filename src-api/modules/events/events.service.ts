@@ -58,8 +58,8 @@ export function createEventsService({ db, store, clock, ids }: EventsServiceDeps
 
     /**
      * The sync form, inside a sync `inTransaction(db, …)`, for the callers not yet on
-     * the Store: agent-writes (until pg-agents ports it), reviews.create and claim
-     * decisions. Goes when they are ported.
+     * the Store: agent-writes' sync path (agents.service's sync create and edits, kept
+     * for tests and benches; also test/webhooks and bench/ported-writes-ab.ts). Goes with them.
      */
     record<T extends Record<string, unknown>>(type: EventType, data: T): EventRow {
       const row = rowOf(type, data);

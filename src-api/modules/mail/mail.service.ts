@@ -1,5 +1,4 @@
 import { and, asc, count, eq, inArray, isNotNull, lte, min, or, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import type { MailConfig } from '../../config';
 import { requireTransaction, type Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
@@ -8,9 +7,7 @@ import { renderMail, type MailContent } from './mail-templates';
 import { mailOutbox, type MailRow, type MailStatus } from './mail.table';
 
 export interface MailServiceDeps {
-  /** Only the sync `queue` writes on it (see there). */
-  db: Db;
-  /** Everything else: queueInTransaction in the caller's store transaction, the worker's claims and bookkeeping, the reads. */
+  /** queueInTransaction in the caller's store transaction, the worker's claims and bookkeeping, the reads. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -27,11 +24,11 @@ export interface QueueMailInput extends MailContent {
 const LEASE_MS = 2 * 60_000;
 
 /**
- * The mail outbox. `queue` is called inside the transaction of the change
+ * The mail outbox. `queueInTransaction` is called inside the transaction of the change
  * that causes the mail, so both commit or neither does; the mail worker
  * claims due rows under a lease, sends them, and records the outcome.
  */
-export function createMailService({ db, store, clock, ids, config }: MailServiceDeps) {
+export function createMailService({ store, clock, ids, config }: MailServiceDeps) {
   const listeners = new Set<() => void>();
   const delays = config.mail.retryDelaysMs;
 
@@ -65,19 +62,6 @@ export function createMailService({ db, store, clock, ids, config }: MailService
   };
 
   return {
-    /**
-     * Adds a mail to the outbox inside the causing change's sync transaction; returns the mail id.
-     * The sync form, for the callers not yet on the Store: claims (services.ts `queueMail`: claim
-     * decisions and the ownership re-checks). Goes when they are ported.
-     */
-    queue(input: QueueMailInput): string {
-      const row = rowOf(input);
-      db.insert(mailOutbox).values(row).run();
-      // The worker looks on the next turn of the event loop, after this transaction has committed.
-      wakeListeners();
-      return row.id;
-    },
-
     /** Adds a mail to the outbox in the caller's store transaction (throws outside one); returns the mail id. */
     async queueInTransaction(input: QueueMailInput): Promise<string> {
       requireTransaction(store, 'mail.queueInTransaction');

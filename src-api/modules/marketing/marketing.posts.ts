@@ -1,19 +1,15 @@
 import { and, count, desc, eq, inArray, isNotNull, ne, or, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { byteOrder, jsonText } from '../../db/dialect-sql';
 import { requireTransaction, type Store } from '../../db/store';
 import { ConflictError, NotFoundError, StaleVersionError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { Page } from '../../lib/schemas';
 import type { AuditEntry, AuditService } from '../audit/audit.service';
-import { events as eventsTable } from '../events/events.table';
 import { postPatchSchema, type AdminMarketingPost, type ListPostsQuery, type MarketingPost, type PostPatch } from './marketing.schemas';
-import { marketingPosts, type MarketingPostRow } from './marketing.table';
+import type { MarketingPostRow } from './marketing.table';
 import { parseOrThrow, toAdminMarketingPost, toMarketingPost } from './marketing.views';
 
 export interface MarketingPostsDeps {
-  /** Only the sync archivePostsOfReview runs on it (see there). */
-  db: Db;
   store: Store;
   clock: Clock;
   audit: AuditService;
@@ -49,7 +45,7 @@ function archivedForReview(
 }
 
 /** The posts: lists, the moderators' edits (version-checked, audited) and the archiving of a hidden review's posts. */
-export function createMarketingPosts({ db, store, clock, audit }: MarketingPostsDeps) {
+export function createMarketingPosts({ store, clock, audit }: MarketingPostsDeps) {
   /** The post, locked until the transaction ends (PostgreSQL): its version check and bump are one step. */
   const lockPost = async (id: string): Promise<MarketingPostRow> => {
     const { marketingPosts } = store.t;
@@ -152,7 +148,7 @@ export function createMarketingPosts({ db, store, clock, audit }: MarketingPosts
     /**
      * Archives every post generated from the `review.created` event of `reviewId` (they quote or
      * name it), in the caller's store transaction (throws outside one): a hidden review is not
-     * promoted. Audited as `system`. For reviews.setHidden.
+     * promoted. Audited as `system`. reviews.setHidden calls it (services.ts, `reviews.onHidden`).
      */
     async archivePostsOfReviewInTransaction(reviewId: string, cause: { actor: string }): Promise<number> {
       requireTransaction(store, 'marketing.archivePostsOfReviewInTransaction');
@@ -173,28 +169,6 @@ export function createMarketingPosts({ db, store, clock, audit }: MarketingPosts
         const { next, entry } = archivedForReview(current, reviewId, cause);
         await store.run(store.db.update(marketingPosts).set(next).where(eq(marketingPosts.id, current.id)));
         await audit.recordInTransaction(entry);
-      }
-      return posts.length;
-    },
-
-    /**
-     * archivePostsOfReviewInTransaction in the caller's sync transaction on SQLite's Db. The sync
-     * form, for reviews.setHidden until it is ported (services.ts `reviews.onHidden`). Goes then.
-     */
-    archivePostsOfReview(reviewId: string, cause: { actor: string }): number {
-      const sourceEvents = db
-        .select({ id: eventsTable.id })
-        .from(eventsTable)
-        .where(and(eq(eventsTable.type, 'review.created'), eq(jsonText(store, eventsTable.data, 'review_id'), reviewId)));
-      const posts = db
-        .select()
-        .from(marketingPosts)
-        .where(and(inArray(marketingPosts.sourceEventId, sourceEvents), ne(marketingPosts.status, 'archived')))
-        .all();
-      for (const current of posts) {
-        const { next, entry } = archivedForReview(current, reviewId, cause);
-        db.update(marketingPosts).set(next).where(eq(marketingPosts.id, current.id)).run();
-        audit.record(entry);
       }
       return posts.length;
     },

@@ -14,7 +14,7 @@ export { toAbTestResult, toAdminMarketingPost, toMarketingPost } from './marketi
 export type { ModeratorOptions } from './marketing.posts';
 
 export interface MarketingServiceDeps {
-  /** The sync forms' Db: handleEvent (events.record's callers) and archivePostsOfReview (reviews.setHidden). */
+  /** The sync handleEvent's Db (events.record's callers). */
   db: Db;
   /** Everything else runs through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
@@ -35,7 +35,7 @@ export function createMarketingService({ db, store, clock, ids, events, audit, o
   const drafts = createMarketingDrafts({ db, store, ids, onGenerationError });
   const service = {
     ...drafts,
-    ...createMarketingPosts({ db, store, clock, audit }),
+    ...createMarketingPosts({ store, clock, audit }),
     ...createAbTests({ store, clock, audit }),
     metrics: () => marketingMetrics(store, clock),
   };
