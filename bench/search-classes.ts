@@ -30,7 +30,8 @@ const abIdRanks = process.argv.includes('--ab-id-ranks');
 const abNames = process.argv.includes('--ab-names');
 const ab = abIdRanks || abNames || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
-NAME_SPLIT.minWords = arg('--name-min-words', NAME_SPLIT.minWords);
+// From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
+NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
 const load = () =>
   os
