@@ -44,7 +44,7 @@ describe('GET /agents/changes', () => {
     expect((await changes()).changes).toEqual(first.changes);
 
     agents.update(a.id, { name: 'Feed Alpha 2' });
-    agents.setListed(b.id, false);
+    await agents.edits.setListed(b.id, false);
     const second = await changes(`?since=${first.next_cursor}`);
     expect(second.changes.map((c) => [c.agent_id, c.change])).toEqual([
       [a.id, 'updated'],
@@ -54,7 +54,7 @@ describe('GET /agents/changes', () => {
     expect(second.changes[1]).not.toHaveProperty('agent');
 
     // Each agent once, in its latest state, oldest change first.
-    agents.setListed(b.id, true);
+    await agents.edits.setListed(b.id, true);
     agents.update(a.id, { name: 'Feed Alpha 3' });
     const third = await changes(`?since=${first.next_cursor}`);
     expect(third.changes.map((c) => [c.agent_id, c.change, c.agent?.name])).toEqual([

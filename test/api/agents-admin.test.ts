@@ -29,7 +29,7 @@ describe('agents.browse', () => {
   it('lists unlisted agents only when asked, with their moderation fields', async () => {
     const shown = createAgent({ name: 'Browse Shown', author: 'Browse Author' });
     const hidden = createAgent({ name: 'Browse Hidden', author: 'Browse Author' });
-    server.services.agents.setListed(hidden.id, false);
+    await server.services.agents.edits.setListed(hidden.id, false);
 
     const listed = await query('agents.browse', { q: 'browse', limit: 100 });
     expect(listed.status).toBe(200);

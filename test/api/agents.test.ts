@@ -94,9 +94,9 @@ describe('GET /agents/{id}', () => {
       const other = createServices({ db: otherDb, config: server.services.config });
       other.agents.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
       expect((await json(await server.api(`/agents/${created.id}`))).tagline).toBe('Changed elsewhere');
-      other.agents.setListed(created.id, false, { emitEvents: false });
+      await other.agents.edits.setListed(created.id, false, { emitEvents: false });
       expect((await server.api(`/agents/${created.id}`)).status).toBe(404);
-      other.agents.setListed(created.id, true, { emitEvents: false });
+      await other.agents.edits.setListed(created.id, true, { emitEvents: false });
       expect((await server.api(`/agents/${created.id}`)).status).toBe(200);
     } finally {
       otherDb.$client.close();

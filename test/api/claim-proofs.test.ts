@@ -229,7 +229,7 @@ describe('claims on what cannot be claimed, and quotas', () => {
     const unknown = await server.post('/claims', { agent_id: 'no-such-agent', claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unknown.status).toBe(404);
     const hidden = agentAt(`https://github.com/hidden/bot-${counter}`);
-    server.services.agents.setListed(hidden, false, { emitEvents: false });
+    await server.services.agents.edits.setListed(hidden, false, { emitEvents: false });
     const unlisted = await server.post('/claims', { agent_id: hidden, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unlisted.status).toBe(404);
     expect((await json(unlisted)).code).toBe('not_found');

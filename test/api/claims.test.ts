@@ -131,7 +131,7 @@ describe('POST /claims', () => {
 
     const target = await startTarget();
     const hidden = agentOn(target);
-    server.services.agents.setListed(hidden, false, { emitEvents: false });
+    await server.services.agents.edits.setListed(hidden, false, { emitEvents: false });
     const response = await server.post('/claims', { agent_id: hidden, claimant_name: 'A', claimant_email: 'a@example.com' });
     expect(response.status).toBe(404);
   });
@@ -139,7 +139,7 @@ describe('POST /claims', () => {
   it('409s an agent that is already verified', async () => {
     const target = await startTarget();
     const agentId = agentOn(target);
-    server.services.agents.setVerified(agentId, true, { emitEvents: false });
+    await server.services.agents.edits.setVerified(agentId, true, { emitEvents: false });
     const response = await server.post('/claims', { agent_id: agentId, claimant_name: 'A', claimant_email: 'a@example.com' });
     expect(response.status).toBe(409);
     expect(response.headers.get('content-type')).toContain('application/problem+json');

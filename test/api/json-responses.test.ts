@@ -111,7 +111,7 @@ describe('JSON written from the profile cache', () => {
       expect(seen.search.agents[0].tagline).toBe('Changed by the CLI');
       expect(seen.connections.connections[0].agent.tagline).toBe('Changed by the CLI');
 
-      other.agents.setListed(created.id, false, { emitEvents: false });
+      await other.agents.edits.setListed(created.id, false, { emitEvents: false });
       seen = await read();
       expect(seen.bulk).toEqual({ agents: [], missing: [created.id] });
       expect(seen.search.agents).toEqual([]);

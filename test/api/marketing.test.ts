@@ -121,7 +121,7 @@ describe('posts generated from directory events', () => {
   });
 
   it('agent.verified yields one post per tone', async () => {
-    server.services.agents.setVerified(agentId, true);
+    await server.services.agents.edits.setVerified(agentId, true);
     const verified = await fromEvents(await postsOf(agentId), (post) => post.source_event_type === 'agent.verified');
     expect(verified.map((post) => post.tone).sort()).toEqual([...TONES].sort());
     expect(verified.every((post) => /verif/i.test(`${post.title} ${post.body}`))).toBe(true);

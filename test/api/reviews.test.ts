@@ -11,10 +11,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** A fresh listed agent per test, so tests do not see each other's reviews. */
-function newAgent(options: { listed?: boolean } = {}): string {
+async function newAgent(options: { listed?: boolean } = {}): Promise<string> {
   const { agents } = server.services;
   const agent = agents.create(agentInput({ name: `Reviewed Agent ${++agentSeq}` }), { emitEvents: false });
-  if (options.listed === false) agents.setListed(agent.id, false, { emitEvents: false });
+  if (options.listed === false) await agents.edits.setListed(agent.id, false, { emitEvents: false });
   return agent.id;
 }
 
@@ -32,7 +32,7 @@ async function profileRating(agentId: string): Promise<{ average: number | null;
 
 describe('POST /agents/{id}/reviews', () => {
   it('creates a review: 201 with exactly the review fields', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const response = await postReview(agentId, { rating: 4, comment: 'Solid and fast.', reviewer_name: 'Dana' });
 
     expect(response.status).toBe(201);
@@ -51,20 +51,20 @@ describe('POST /agents/{id}/reviews', () => {
   });
 
   it('answers null for the optional fields when they are absent', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 5 }));
     expect(review).toMatchObject({ agent_id: agentId, rating: 5, comment: null, reviewer_name: null });
   });
 
   it("updates the agent's rating aggregate", async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     await postReview(agentId, { rating: 5 });
     await postReview(agentId, { rating: 2 });
     expect(await profileRating(agentId)).toEqual({ average: 3.5, count: 2 });
   });
 
   it('records review.created in the outbox with the review as its data', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 3, comment: 'OK', reviewer_name: 'Lee' }));
 
     const recorded = server.services.events.listRecent(1000).filter((event) => event.data.review_id === review.id);
@@ -81,13 +81,13 @@ describe('POST /agents/{id}/reviews', () => {
   });
 
   it('accepts a comment of exactly 2,000 characters and a name of 100', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const response = await postReview(agentId, { rating: 1, comment: 'c'.repeat(2000), reviewer_name: 'n'.repeat(100) });
     expect(response.status).toBe(201);
   });
 
   it('404s an unknown or unlisted agent and writes nothing', async () => {
-    const unlisted = newAgent({ listed: false });
+    const unlisted = await newAgent({ listed: false });
     const before = writeCounts();
     for (const agentId of ['no-such-agent', unlisted]) {
       const response = await postReview(agentId, { rating: 5 });
@@ -111,7 +111,7 @@ describe('POST /agents/{id}/reviews', () => {
     ['comment as a number', { rating: 4, comment: 42 }, '/comment'],
     ['an unknown field', { rating: 4, stars: 4 }, '/'],
   ])('400s %s and writes nothing', async (_name, body, pointer) => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const before = writeCounts();
     const response = await postReview(agentId, body);
 
@@ -126,7 +126,7 @@ describe('POST /agents/{id}/reviews', () => {
 
 describe('GET /agents/{id}/reviews', () => {
   it('lists newest first with page, limit, total and Link headers', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const created = [];
     for (let rating = 1; rating <= 5; rating++) created.push(await json(await postReview(agentId, { rating })));
     const newestFirst = created.map((review) => review.id).reverse();
@@ -149,7 +149,7 @@ describe('GET /agents/{id}/reviews', () => {
   });
 
   it('defaults to page 1 of 20 and answers an empty list for an agent without reviews', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const response = await server.api(`/agents/${agentId}/reviews`);
     expect(response.status).toBe(200);
     expect(await json(response)).toEqual({ reviews: [], page: 1, limit: 20, total: 0 });
@@ -157,7 +157,7 @@ describe('GET /agents/{id}/reviews', () => {
   });
 
   it('404s an unknown or unlisted agent', async () => {
-    const unlisted = newAgent({ listed: false });
+    const unlisted = await newAgent({ listed: false });
     for (const agentId of ['no-such-agent', unlisted]) {
       const response = await server.api(`/agents/${agentId}/reviews`);
       expect(response.status).toBe(404);
@@ -166,7 +166,7 @@ describe('GET /agents/{id}/reviews', () => {
   });
 
   it('400s a bad page or limit', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     for (const query of ['page=0', 'limit=0', 'limit=101', 'limit=ten']) {
       const response = await server.api(`/agents/${agentId}/reviews?${query}`);
       expect(response.status).toBe(400);
@@ -177,7 +177,7 @@ describe('GET /agents/{id}/reviews', () => {
 
 describe('moderating reviews', () => {
   it('hides a review: gone from the public list and the rating, audited, no event', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const kept = await json(await postReview(agentId, { rating: 5 }));
     const spam = await json(await postReview(agentId, { rating: 1, comment: 'buy cheap followers' }));
     const eventsBefore = rowCount('events');
@@ -200,7 +200,7 @@ describe('moderating reviews', () => {
   });
 
   it('shows a hidden review again and restores the rating', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 2 }));
     await server.services.reviews.setHidden(review.id, true, 'mod');
     expect(await profileRating(agentId)).toEqual({ average: null, count: 0 });
@@ -214,7 +214,7 @@ describe('moderating reviews', () => {
   });
 
   it('changes nothing when the review is already in the asked state', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 4 }));
     await server.services.reviews.setHidden(review.id, true, 'mod');
     const before = writeCounts();
@@ -226,7 +226,7 @@ describe('moderating reviews', () => {
   });
 
   it('lists every review of an agent for the console, hidden ones flagged', async () => {
-    const agentId = newAgent();
+    const agentId = await newAgent();
     const visible = await json(await postReview(agentId, { rating: 4 }));
     const spam = await json(await postReview(agentId, { rating: 1 }));
     await server.services.reviews.setHidden(spam.id, true, 'mod');
@@ -242,8 +242,8 @@ describe('moderating reviews', () => {
   });
 
   it('lists the latest reviews across agents, optionally only hidden ones', async () => {
-    const first = await json(await postReview(newAgent(), { rating: 3 }));
-    const second = await json(await postReview(newAgent(), { rating: 1 }));
+    const first = await json(await postReview(await newAgent(), { rating: 3 }));
+    const second = await json(await postReview(await newAgent(), { rating: 1 }));
     await server.services.reviews.setHidden(second.id, true, 'mod');
 
     const recent = await server.services.reviews.listRecent({ page: 1, limit: 2 });

@@ -56,9 +56,9 @@ describe('search result cache', () => {
           writer.agents.update(r.pick(ids), { tagline: `Now about ${r.pick(WORDS)}` }, { emitEvents: false });
         } else if (roll === 2) {
           const id = r.pick(ids);
-          writer.agents.setListed(id, !(await writer.agents.getRow(id)).listed, { emitEvents: false });
+          await writer.agents.edits.setListed(id, !(await writer.agents.getRow(id)).listed, { emitEvents: false });
         } else if (roll === 3) {
-          writer.agents.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
+          await writer.agents.edits.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
         }
         // Searches over REST (the cached server) and in the other service set (never cached), twice each.
         for (let i = 0; i < 2; i++) {

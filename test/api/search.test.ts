@@ -96,7 +96,7 @@ beforeAll(async () => {
   const { agents } = server.services;
   for (const { id, verified, ...fields } of DIRECTORY) {
     agents.create(agentInput(fields), { id, emitEvents: false });
-    if (verified) agents.setVerified(id, true, { emitEvents: false });
+    if (verified) await agents.edits.setVerified(id, true, { emitEvents: false });
   }
 });
 afterAll(() => server.close());
@@ -397,16 +397,16 @@ describe('freshness', () => {
     expect(await top5('zorblax')).toEqual([]);
     expect(await top5('quixotic')).toEqual([created.id]);
 
-    agents.setListed(created.id, false, { emitEvents: false });
+    await agents.edits.setListed(created.id, false, { emitEvents: false });
     expect(await top5('quixotic')).toEqual([]);
     expect((await server.api(`/agents/${created.id}/connections`)).status).toBe(404);
     const reviewerConnections = await json(await server.api('/agents/code-reviewer/connections?limit=50'));
     expect(reviewerConnections.connections.map((c: { agent: { id: string } }) => c.agent.id)).not.toContain(created.id);
     expect((await json(await server.api('/health'))).agents_indexed).toBe(before);
 
-    agents.setListed(created.id, true, { emitEvents: false });
+    await agents.edits.setListed(created.id, true, { emitEvents: false });
     expect(await top5('quixotic')).toEqual([created.id]);
-    agents.setListed(created.id, false, { emitEvents: false });
+    await agents.edits.setListed(created.id, false, { emitEvents: false });
   });
 
   it('follows writes from another process on the same database file (a CLI import) on the next request', async () => {
@@ -423,7 +423,7 @@ describe('freshness', () => {
       other.agents.update(created.id, { tagline: 'Loads spreadsheets nightly' }, { emitEvents: false });
       expect(await top5('spreadsheets')).toEqual([created.id]);
 
-      other.agents.setListed(created.id, false, { emitEvents: false });
+      await other.agents.edits.setListed(created.id, false, { emitEvents: false });
       expect(await top5('vexillum')).toEqual([]);
     } finally {
       otherDb.$client.close();

@@ -41,8 +41,8 @@ describe('GET /stats', () => {
       emitEvents: false,
     });
     const hidden = agents.create(agentInput({ name: 'Stat Hidden', type: 'security', categories: ['security'] }), { emitEvents: false });
-    agents.setVerified(a.id, true, { emitEvents: false });
-    agents.setVerified(hidden.id, true, { emitEvents: false });
+    await agents.edits.setVerified(a.id, true, { emitEvents: false });
+    await agents.edits.setVerified(hidden.id, true, { emitEvents: false });
 
     for (const [id, rating] of [
       [a.id, 5],
@@ -56,7 +56,7 @@ describe('GET /stats', () => {
     // A review a moderator hid, and an agent taken off the directory: neither counts.
     const spam = await json(await server.post(`/agents/${c.id}/reviews`, { rating: 1, comment: 'spam' }));
     server.services.db.update(reviews).set({ hidden: true }).where(eq(reviews.id, spam.id)).run();
-    agents.setListed(hidden.id, false, { emitEvents: false });
+    await agents.edits.setListed(hidden.id, false, { emitEvents: false });
 
     const body = await json(await server.api('/stats'));
     expect(body.total_agents).toBe(3);

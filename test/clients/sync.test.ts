@@ -44,13 +44,13 @@ describe('syncMirror', () => {
     expect(idle).toMatchObject({ agents: 25, created: 0, updated: 0, removed: 0, pages: 1, cursor: first.cursor });
 
     agents.update(ids[0]!, { name: 'Mirror Agent renamed', capabilities: ['renamed'] });
-    agents.setListed(ids[1]!, false);
-    agents.setListed(ids[2]!, false);
-    agents.setListed(ids[2]!, true);
-    agents.setVerified(ids[3]!, true);
+    await agents.edits.setListed(ids[1]!, false);
+    await agents.edits.setListed(ids[2]!, false);
+    await agents.edits.setListed(ids[2]!, true);
+    await agents.edits.setVerified(ids[3]!, true);
     await reviews.create(ids[4]!, { rating: 4, comment: 'fine', reviewer_name: 'Ada' }, { client: 'sync-test' });
     const added = agents.create(agentInput({ name: 'Mirror Agent late' }), { emitEvents: false });
-    agents.setListed(agents.create(agentInput({ name: 'Mirror Agent gone' }), { emitEvents: false }).id, false);
+    await agents.edits.setListed(agents.create(agentInput({ name: 'Mirror Agent gone' }), { emitEvents: false }).id, false);
 
     const second = await syncMirror(client, file, { limit: 3 });
     expect(second.agents).toBe(25);

@@ -121,7 +121,7 @@ describe('the five event kinds', () => {
 
   it('agent.verified: agents.setVerified by a moderator', async () => {
     const agent = server.services.agents.create(agentInput({ name: 'Webhook Beta' }), { emitEvents: false });
-    server.services.agents.setVerified(agent.id, true, { actor: 'moderator@test' });
+    await server.services.agents.edits.setVerified(agent.id, true, { actor: 'moderator@test' });
     await expectDelivered('agent.verified', { agent_id: agent.id, name: 'Webhook Beta', via: 'moderator' });
   });
 

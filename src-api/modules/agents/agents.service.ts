@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import { inTransaction, type Db } from '../../db/client';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
@@ -12,17 +12,14 @@ import {
   createAgentEdits,
   createdAudit,
   newAgentRow,
-  listedEdit,
-  statusEdit,
   updateEdit,
-  verifiedEdit,
   type CreateOptions,
   type Edit,
   type EditOptions,
 } from './agent-edits';
 import { createAgentReads } from './agent-reads';
 import type { AgentWrites } from './agent-writes';
-import { agents, type AgentRow, type AgentSkill, type AgentStatus } from './agents.table';
+import type { AgentRow, AgentSkill } from './agents.table';
 import { createTrustRefresh } from './trust-refresh';
 
 export interface AgentsServiceDeps {
@@ -46,12 +43,6 @@ export interface AgentCardFields {
   url: string;
   skills: AgentSkill[];
   etag: string | null;
-}
-
-/** The account that owns an agent, and its name as profiles show it. */
-export interface AgentOwner {
-  accountId: string;
-  name: string;
 }
 
 export interface WriteOptions {
@@ -133,20 +124,6 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
     },
 
     /**
-     * Marks an agent verified (records `agent.verified`) or takes the mark away (`agent.updated`).
-     * `owner`: the account whose verified claim proved ownership, written in the same change.
-     * Sync form of `edits.setVerified`, kept for the tests that verify synchronously (no service calls it).
-     */
-    setVerified(id: string, verified: boolean, options: WriteOptions & { via?: string; owner?: AgentOwner } = {}): AgentRow {
-      return applyEdit(id, verifiedEdit(verified, options), options);
-    },
-
-    /** Deprecates an agent (with a message) or makes it active again; records `agent.updated`. Sync form of `edits.setStatus`, kept for a test (no service calls it). */
-    setStatus(id: string, status: AgentStatus, message: string | null, options: WriteOptions = {}): AgentRow {
-      return applyEdit(id, statusEdit(status, message, options), options);
-    },
-
-    /**
      * The agent writes other modules call, async on either store, in the caller's store transaction
      * (a savepoint) or one of their own: update, setVerified, setStatus, setListed (the console's tRPC
      * procedures), renameOwner, detachOwner. See agent-edits.ts.
@@ -164,16 +141,6 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
           .orderBy(asc(byteOrder(store, agents.agentCardFetchedAt)))
           .limit(limit),
       );
-    },
-
-    /** Hides an agent from the public API, or lists it again. Sync form of `edits.setListed`, kept for the tests that unlist synchronously (no service calls it). */
-    setListed(id: string, listed: boolean, options: WriteOptions = {}): AgentRow {
-      return applyEdit(id, listedEdit(listed, options), options);
-    },
-
-    /** Rows changed after `afterSeq`, oldest first: how search indexes keep up with every process's writes. */
-    changedSince(afterSeq: number, limit = 5000): AgentRow[] {
-      return db.select().from(agents).where(gt(agents.changeSeq, afterSeq)).orderBy(asc(agents.changeSeq)).limit(limit).all();
     },
 
     /** The trust score's age signal moves daily: refreshTrustScores (and a slice of it), see trust-refresh.ts. */
