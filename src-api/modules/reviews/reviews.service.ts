@@ -88,8 +88,7 @@ export function createReviewsService({ store, clock, ids, agents: agentsService,
   return {
     /**
      * Runs `listener` inside the store transaction that hides a review, awaited (marketing archives the
-     * posts quoting it). Its writes belong to that transaction: a sync one runs on SQLite's one
-     * connection, inside it, until marketing is ported (then it returns a promise and writes through the store).
+     * posts quoting it: archivePostsOfReviewInTransaction); its writes commit or roll back with the hide.
      */
     onHidden(listener: HiddenListener): void {
       hiddenListeners.push(listener);
