@@ -85,7 +85,7 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
 
   // "Process A" claims the delivery and dies before sending or recording anything.
   const deadOwner = newLeaseOwner();
-  const [claimed] = crashed.webhooks.queue.claimDue(deadOwner, 10);
+  const [claimed] = await crashed.webhooks.queue.claimDue(deadOwner, 10);
   expect(claimed).toBeDefined();
   const held = await crashed.webhooks.getDelivery(claimed!.deliveryId);
   expect(held).toMatchObject({ status: 'in_flight', attempt_count: 1 });
@@ -137,12 +137,12 @@ it('claiming is atomic: concurrent claims over two connections never hand out on
   const ownerB = newLeaseOwner();
   const seen: string[] = [];
   for (let round = 0; round < 10; round++) {
-    seen.push(...a.webhooks.queue.claimDue(ownerA, 3).map((c) => c.deliveryId));
-    seen.push(...b.webhooks.queue.claimDue(ownerB, 4).map((c) => c.deliveryId));
+    seen.push(...(await a.webhooks.queue.claimDue(ownerA, 3)).map((c) => c.deliveryId));
+    seen.push(...(await b.webhooks.queue.claimDue(ownerB, 4)).map((c) => c.deliveryId));
   }
   expect(seen).toHaveLength(50);
   expect(new Set(seen).size).toBe(50);
-  expect(a.webhooks.queue.claimDue(ownerA, 10)).toEqual([]); // all leased, none expired
+  expect(await a.webhooks.queue.claimDue(ownerA, 10)).toEqual([]); // all leased, none expired
 });
 
 it('an idle poll takes no write lock: it does not wait behind another process writing', async () => {
@@ -154,7 +154,7 @@ it('an idle poll takes no write lock: it does not wait behind another process wr
   writer.exec('BEGIN IMMEDIATE');
   try {
     const started = performance.now();
-    expect(services.webhooks.queue.claimDue(newLeaseOwner(), 8)).toEqual([]);
+    expect(await services.webhooks.queue.claimDue(newLeaseOwner(), 8)).toEqual([]);
     expect(performance.now() - started).toBeLessThan(1_000); // the busy timeout is 5 s
   } finally {
     writer.exec('ROLLBACK');

@@ -66,24 +66,45 @@ export function createWebhookDispatcher({
     timer = delayMs <= 0 ? { immediate: setImmediate(run) } : { timeout: setTimeout(run, delayMs) };
   };
 
+  /**
+   * One claim at a time: a tick asked for while one is claiming (a send finished, a wake-up)
+   * runs again once it is done, so no free slot is missed and no two claims overlap.
+   */
+  let ticking: Promise<void> | undefined;
+  let tickAgain = false;
   const tick = (): void => {
     if (!running) return;
+    if (ticking) {
+      tickAgain = true;
+      return;
+    }
+    ticking = claimAndLaunch().finally(() => {
+      ticking = undefined;
+      if (tickAgain) {
+        tickAgain = false;
+        schedule(0);
+      }
+    });
+  };
+
+  const claimAndLaunch = async (): Promise<void> => {
     const free = settings.concurrency - inFlight.size;
     if (free <= 0) return; // every finishing send ticks again
     let claimed: ClaimedAttempt[];
     try {
-      claimed = queue.claimDue(owner, free);
+      claimed = await queue.claimDue(owner, free);
     } catch (error) {
       log('webhooks: could not claim due deliveries; trying again later', error);
       schedule(settings.pollIntervalMs);
       return;
     }
+    // Launched even when stop() came meanwhile: they are claimed, and stop() waits for them.
     for (const attempt of claimed) launch(attempt);
-    if (claimed.length === free) return; // full: more may be due, the next finished send looks
+    if (!running || claimed.length === free) return; // full: more may be due, the next finished send looks
 
     let delay = settings.pollIntervalMs;
     try {
-      const next = queue.nextDueAt(owner);
+      const next = await queue.nextDueAt(owner);
       if (next) delay = Math.min(delay, Math.max(MIN_IDLE_DELAY_MS, next.getTime() - clock.now().getTime()));
     } catch (error) {
       log('webhooks: could not read the next due time', error);
@@ -148,6 +169,7 @@ export function createWebhookDispatcher({
       if (timer) clearTimer(timer);
       timer = undefined;
       timerDueAt = Number.POSITIVE_INFINITY;
+      await ticking; // a claim under way finishes (and launches what it took)
       if (inFlight.size === 0) return;
       let giveUp: NodeJS.Timeout | undefined;
       await Promise.race([
