@@ -17,19 +17,10 @@ import path from 'node:path';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { API_PREFIX, buildApp } from '../src-api/http/app';
-import { agents } from '../src-api/modules/agents/agents.table';
 import { createServices } from '../src-api/services';
-import { agentRow } from '../test/helpers/both-stores';
-import { alternate, loadAverage } from './lib/alternate';
+import { AB_WORDS, abOptions, alternate, loadAverage, seedAbAgents } from './lib/alternate';
 
-const arg = (name: string, fallback: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1]! : fallback;
-};
-const base = path.resolve(arg('base', '/work/main'));
-const agentCount = Number(arg('agents', '2000'));
-const rounds = Number(arg('rounds', '15'));
-const ops = Number(arg('ops', '400'));
+const { base, agentCount, rounds, ops } = abOptions({ ops: 400 });
 
 type AnyServices = ReturnType<typeof createServices>;
 type Loose = Record<string, (...args: unknown[]) => unknown>;
@@ -37,25 +28,9 @@ type Loose = Record<string, (...args: unknown[]) => unknown>;
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-agent-reads-'));
   const config = createConfig({ dataDir: dir, demoData: false, adminToken: 'bench-admin-token-0123456789', rateLimit: { enabled: false } });
-  const words = ['search', 'code', 'data', 'mail', 'image', 'voice', 'travel', 'legal'];
-  const ids = Array.from({ length: agentCount }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
+  const words = AB_WORDS;
   const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
-  db.$client.transaction(() => {
-    for (const [i, id] of ids.entries())
-      db.insert(agents)
-        .values(
-          agentRow({
-            id,
-            name: `Agent ${i} ${words[i % 8]}`,
-            tagline: `Does ${words[i % 8]} and ${words[(i * 3) % 8]}`,
-            sourceUrl: `https://example.org/${id}`,
-            sourceUrlKey: `example.org/${id}`,
-            trustScore: (i * 37) % 100,
-            changeSeq: i + 1,
-          }),
-        )
-        .run();
-  })();
+  const ids = seedAbAgents(db, agentCount);
 
   const mainModule = (file: string) => import(path.join(base, 'src-api', file));
   const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
@@ -88,7 +63,11 @@ async function main() {
 
   // Same answers first (bytes for the JSON ones, bodies for the requests).
   const text = (value: unknown) =>
-    Buffer.isBuffer(value) ? value.toString() : typeof value === 'object' && value && 'body' in value ? String(value.body) : JSON.stringify(value);
+    Buffer.isBuffer(value)
+      ? value.toString()
+      : typeof value === 'object' && value && 'body' in value
+        ? String(value.body)
+        : JSON.stringify(value);
   for (const name of names)
     for (const i of [0, 1, 5]) {
       const [x, y] = [text(await before[name](i)), text(await after[name](i))];

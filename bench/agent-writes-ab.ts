@@ -16,19 +16,11 @@ import path from 'node:path';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { API_PREFIX, buildApp } from '../src-api/http/app';
-import { agents } from '../src-api/modules/agents/agents.table';
 import { createServices } from '../src-api/services';
-import { agentRow } from '../test/helpers/both-stores';
-import { alternate, loadAverage } from './lib/alternate';
+import { agents } from '../src-api/modules/agents/agents.table';
+import { abOptions, alternate, loadAverage, seedAbAgents } from './lib/alternate';
 
-const arg = (name: string, fallback: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1]! : fallback;
-};
-const base = path.resolve(arg('base', '/work/main'));
-const agentCount = Number(arg('agents', '2000'));
-const rounds = Number(arg('rounds', '15'));
-const ops = Number(arg('ops', '300'));
+const { base, agentCount, rounds, ops } = abOptions({ ops: 300 });
 
 type AnyServices = ReturnType<typeof createServices>;
 type Loose = Record<string, (...args: unknown[]) => unknown>;
@@ -36,25 +28,13 @@ type Loose = Record<string, (...args: unknown[]) => unknown>;
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-agent-writes-'));
   const config = createConfig({ dataDir: dir, demoData: false, adminToken: 'bench-admin-token-0123456789', rateLimit: { enabled: false } });
-  const ids = Array.from({ length: agentCount }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
   const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
-  db.$client.transaction(() => {
-    for (const [i, id] of ids.entries())
-      db.insert(agents)
-        .values(
-          agentRow({
-            id,
-            name: `Agent ${i}`,
-            sourceUrl: `https://example.org/${id}`,
-            sourceUrlKey: `example.org/${id}`,
-            trustScore: (i * 37) % 100,
-            changeSeq: i + 1,
-            // Three agents per owner account among the first 300.
-            ...(i < 300 && { ownerAccountId: `acc_${Math.floor(i / 3)}`, ownerName: 'Owner' }),
-          }),
-        )
-        .run();
-  })();
+  const ids = seedAbAgents(
+    db,
+    agentCount,
+    // Three agents per owner account among the first 300.
+    (i) => (i < 300 ? { name: `Agent ${i}`, ownerAccountId: `acc_${Math.floor(i / 3)}`, ownerName: 'Owner' } : { name: `Agent ${i}` }),
+  );
 
   const mainModule = (file: string) => import(path.join(base, 'src-api', file));
   const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([

@@ -17,49 +17,34 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
-import { agents } from '../src-api/modules/agents/agents.table';
 import { createServices } from '../src-api/services';
-import { agentRow } from '../test/helpers/both-stores';
+import { AB_WORDS, abOptions, cliArg, seedAbAgents } from './lib/alternate';
 
-const arg = (name: string, fallback: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1]! : fallback;
-};
-const base = path.resolve(arg('base', '/work/main'));
-const agentCount = Number(arg('agents', '2000'));
-const rounds = Number(arg('rounds', '15'));
-const ops = Number(arg('ops', '2000'));
-const only = process.argv.includes('--only') ? arg('only', '').split(',') : undefined;
-const searchCache = arg('cache', 'on') !== 'off';
+const { base, agentCount, rounds, ops } = abOptions({ ops: 2000 });
+const only = process.argv.includes('--only') ? cliArg('only', '').split(',') : undefined;
+const searchCache = cliArg('cache', 'on') !== 'off';
 
 type AnyServices = ReturnType<typeof createServices>;
 type Loose = Record<string, (...args: unknown[]) => unknown>;
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-search-page-'));
-  const config = createConfig({ dataDir: dir, demoData: false, adminToken: 'bench-admin-token-0123456789', rateLimit: { enabled: false }, searchCache });
-  const words = ['search', 'code', 'data', 'mail', 'image', 'voice', 'travel', 'legal'];
-  const ids = Array.from({ length: agentCount }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
+  const config = createConfig({
+    dataDir: dir,
+    demoData: false,
+    adminToken: 'bench-admin-token-0123456789',
+    rateLimit: { enabled: false },
+    searchCache,
+  });
+  const words = AB_WORDS;
   const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
-  db.$client.transaction(() => {
-    for (const [i, id] of ids.entries())
-      db.insert(agents)
-        .values(
-          agentRow({
-            id,
-            name: `Agent ${i} ${words[i % 8]}`,
-            tagline: `Does ${words[i % 8]} and ${words[(i * 3) % 8]}`,
-            sourceUrl: `https://example.org/${id}`,
-            sourceUrlKey: `example.org/${id}`,
-            trustScore: (i * 37) % 100,
-            changeSeq: i + 1,
-          }),
-        )
-        .run();
-  })();
+  const ids = seedAbAgents(db, agentCount);
 
   const mainModule = (file: string) => import(path.join(base, 'src-api', file));
-  const [{ createServices: createBase }, { openDatabase: openBase }] = await Promise.all([mainModule('services.ts'), mainModule('db/client.ts')]);
+  const [{ createServices: createBase }, { openDatabase: openBase }] = await Promise.all([
+    mainModule('services.ts'),
+    mainModule('db/client.ts'),
+  ]);
   const baseServices = createBase({ db: openBase(path.join(dir, 'agent-directory.sqlite')), config }) as AnyServices;
   const services = createServices({ db, config });
 
@@ -85,7 +70,11 @@ async function main() {
   const names = (Object.keys(before) as (keyof typeof before)[]).filter((name) => !only || only.some((o) => name.startsWith(o)));
 
   const text = (value: unknown) =>
-    Buffer.isBuffer(value) ? value.toString() : value instanceof Map ? JSON.stringify([...value].map(([k, v]) => [k, String(v)])) : JSON.stringify(value);
+    Buffer.isBuffer(value)
+      ? value.toString()
+      : value instanceof Map
+        ? JSON.stringify([...value].map(([k, v]) => [k, String(v)]))
+        : JSON.stringify(value);
   for (const name of names)
     for (const i of [0, 1, 5]) {
       const [x, y] = [text(before[name](i)), text(after[name](i))];
@@ -103,7 +92,9 @@ async function main() {
       .map((n) => n.toFixed(1))
       .join(' ');
   console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
-  console.log(`${agentCount} agents; base ${base}; result cache ${searchCache ? 'on' : 'off'}; ${rounds} rounds of ${ops} calls per variant, alternating`);
+  console.log(
+    `${agentCount} agents; base ${base}; result cache ${searchCache ? 'on' : 'off'}; ${rounds} rounds of ${ops} calls per variant, alternating`,
+  );
   const samples = new Map<string, [number[], number[]]>(names.map((name) => [name, [[], []]]));
   for (const name of names) {
     measure(before[name], ops / 4);

@@ -1,5 +1,51 @@
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Db } from '../../src-api/db/client';
+import { agents, type AgentRow } from '../../src-api/modules/agents/agents.table';
+import { agentRow } from '../../test/helpers/both-stores';
+
+/** `--name value` from the command line, else `fallback`. */
+export const cliArg = (name: string, fallback: string): string => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? process.argv[at + 1]! : fallback;
+};
+
+/** The options every A/B script takes: the other checkout, the directory's size, rounds and calls per round. */
+export function abOptions(defaults: { ops: number }) {
+  return {
+    base: path.resolve(cliArg('base', '/work/main')),
+    agentCount: Number(cliArg('agents', '2000')),
+    rounds: Number(cliArg('rounds', '15')),
+    ops: Number(cliArg('ops', String(defaults.ops))),
+  };
+}
+
+/** Eight words the A/B directories' names and taglines are made of (two-word searches pick among them). */
+export const AB_WORDS = ['search', 'code', 'data', 'mail', 'image', 'voice', 'travel', 'legal'];
+
+/** `count` agents agt_000000… written straight into `db` (one transaction), `extra` adding fields per agent. */
+export function seedAbAgents(db: Db, count: number, extra: (i: number) => Partial<AgentRow> = () => ({})): string[] {
+  const ids = Array.from({ length: count }, (_, i) => `agt_${String(i).padStart(6, '0')}`);
+  db.$client.transaction(() => {
+    for (const [i, id] of ids.entries())
+      db.insert(agents)
+        .values(
+          agentRow({
+            id,
+            name: `Agent ${i} ${AB_WORDS[i % 8]}`,
+            tagline: `Does ${AB_WORDS[i % 8]} and ${AB_WORDS[(i * 3) % 8]}`,
+            sourceUrl: `https://example.org/${id}`,
+            sourceUrlKey: `example.org/${id}`,
+            trustScore: (i * 37) % 100,
+            changeSeq: i + 1,
+            ...extra(i),
+          }),
+        )
+        .run();
+  })();
+  return ids;
+}
 
 /** The load averages (1, 5, 15 minutes), for the first and last line of an A/B run. */
 export const loadAverage = () =>
