@@ -16,13 +16,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
-import { API_PREFIX, buildApp } from '../src-api/http/app';
-import { createServices } from '../src-api/services';
-import { AB_WORDS, abOptions, alternate, loadAverage, seedAbAgents } from './lib/alternate';
+import { API_PREFIX } from '../src-api/http/app';
+import type { Services } from '../src-api/services';
+import { AB_WORDS, abOptions, alternate, loadAverage, seedAbAgents, servicesSideBySide } from './lib/alternate';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 400 });
 
-type AnyServices = ReturnType<typeof createServices>;
 type Loose = Record<string, (...args: unknown[]) => unknown>;
 
 async function main() {
@@ -32,20 +31,12 @@ async function main() {
   const db = openDatabase(path.join(dir, 'agent-directory.sqlite'));
   const ids = seedAbAgents(db, agentCount);
 
-  const mainModule = (file: string) => import(path.join(base, 'src-api', file));
-  const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
-    mainModule('services.ts'),
-    mainModule('db/client.ts'),
-    mainModule('http/app.ts'),
-  ]);
-  const baseServices = createBase({ db: openBase(path.join(dir, 'agent-directory.sqlite')), config }) as AnyServices;
-  const services = createServices({ db, config });
-  const [baseApp, app] = await Promise.all([buildBase({ services: baseServices, config }), buildApp({ services, config })]);
+  const { baseServices, services, baseApp, app } = await servicesSideBySide(base, path.join(dir, 'agent-directory.sqlite'), db, config);
   const listQuery = { sort: 'trust_score' as const, page: 3, limit: 20 };
 
   const pick = (i: number) => ids[(i * 7919) % ids.length]!;
   const bulk = (i: number) => Array.from({ length: 20 }, (_, k) => pick(i + k));
-  const calls = (s: AnyServices, http: typeof app) => {
+  const calls = (s: Services, http: typeof app) => {
     const a = s.agents as unknown as Loose;
     return {
       'getJson (cached)': (i: number) => a.getJson!(pick(i)),

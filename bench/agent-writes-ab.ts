@@ -15,14 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
-import { API_PREFIX, buildApp } from '../src-api/http/app';
-import { createServices } from '../src-api/services';
+import { API_PREFIX } from '../src-api/http/app';
+import type { Services } from '../src-api/services';
 import { agents } from '../src-api/modules/agents/agents.table';
-import { abOptions, alternate, loadAverage, seedAbAgents } from './lib/alternate';
+import { abOptions, alternate, loadAverage, seedAbAgents, servicesSideBySide } from './lib/alternate';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 300 });
 
-type AnyServices = ReturnType<typeof createServices>;
 type Loose = Record<string, (...args: unknown[]) => unknown>;
 
 async function main() {
@@ -36,21 +35,13 @@ async function main() {
     (i) => (i < 300 ? { name: `Agent ${i}`, ownerAccountId: `acc_${Math.floor(i / 3)}`, ownerName: 'Owner' } : { name: `Agent ${i}` }),
   );
 
-  const mainModule = (file: string) => import(path.join(base, 'src-api', file));
-  const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
-    mainModule('services.ts'),
-    mainModule('db/client.ts'),
-    mainModule('http/app.ts'),
-  ]);
-  const baseServices = createBase({ db: openBase(path.join(dir, 'agent-directory.sqlite')), config }) as AnyServices;
-  const services = createServices({ db, config });
-  const [baseApp, app] = await Promise.all([buildBase({ services: baseServices, config }), buildApp({ services, config })]);
+  const { baseServices, services, baseApp, app } = await servicesSideBySide(base, path.join(dir, 'agent-directory.sqlite'), db, config);
 
   // Each side writes its own agents (base: even ids, this: odd ones), so both do the same work per call.
   const pick = (side: number, i: number) => ids[((i * 7919) % (agentCount / 2)) * 2 + side]!;
   const owner = (side: number, i: number) => `acc_${((i * 31) % 50) * 2 + side}`;
   const review = { rating: 4, comment: 'Bench', reviewer_name: 'Bench' };
-  const calls = (s: AnyServices, http: typeof app, side: number) => {
+  const calls = (s: Services, http: typeof app, side: number) => {
     const a = s.agents as unknown as Loose & { edits?: Loose };
     const r = s.reviews as unknown as Loose;
     let toHide: string | undefined;

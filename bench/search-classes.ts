@@ -11,14 +11,13 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { SearchIndex } from '../src-api/modules/search/search-index';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
 
 import { NAME_SPLIT } from '../src-api/modules/search/name-split';
 import { SWEEP } from '../src-api/modules/search/sweep';
 import { ADAPTIVE, SLOT_SCORER, THRESHOLD_BUDGET, thresholdStats, TIE_ORDER } from '../src-api/modules/search/threshold';
-import { classSearches, generateAgents, SEARCH_CLASSES } from './lib/dataset';
+import { classSearches, generateAgents, indexAsImported, SEARCH_CLASSES } from './lib/dataset';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -44,14 +43,7 @@ console.log(
 );
 const started = performance.now();
 const agents = generateAgents(size);
-const index = new SearchIndex();
-const order = agents.map((agent, i) => ({ id: agent.id, i })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-for (const { i } of order) {
-  const a = agents[i]!;
-  index.apply({ ...a, trustScore: a.type === 'other' ? 17 : 20, listed: true, status: 'active' });
-  if (i % 50_000 === 0) index.maybeCompact(true);
-}
-index.compact();
+const index = indexAsImported(agents);
 console.log(`built in ${((performance.now() - started) / 1000).toFixed(1)} s, RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);
 
 type Search = ReturnType<typeof classSearches>[number];

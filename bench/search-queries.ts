@@ -18,11 +18,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
-import { SearchIndex } from '../src-api/modules/search/search-index';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { thresholdStats } from '../src-api/modules/search/threshold';
 import { NAME_SPLIT } from '../src-api/modules/search/name-split';
-import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { classSearches, generateAgents, indexAsImported, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
 
 const argument = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
@@ -50,15 +49,7 @@ console.log(
   `node ${process.version}, ${size.toLocaleString('en')} agents, name split from ${NAME_SPLIT.minWords} words, read on ${NAME_SPLIT.readOn}, load ${load()}`,
 );
 const agents = generateAgents(size);
-const index = new SearchIndex();
-// As bench/search-classes.ts: in id order, the trust scores a fresh import gives.
-const order = agents.map((agent, i) => ({ id: agent.id, i })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-for (const { i } of order) {
-  const a = agents[i]!;
-  index.apply({ ...a, trustScore: a.type === 'other' ? 17 : 20, listed: true, status: 'active' });
-  if (i % 50_000 === 0) index.maybeCompact(true);
-}
-index.compact();
+const index = indexAsImported(agents);
 
 for (const kind of classes) {
   const queries = classSearches(agents, kind, count).filter(({ q }) => onlyQ === undefined || q === onlyQ);
@@ -106,8 +97,13 @@ for (const kind of classes) {
   }
   const sum = [...distinct.values()].reduce((s, e) => s + e.best * e.times, 0);
   const old = [...distinct.values()].reduce((s, e) => s + e.old * e.times, 0);
-  if (abSplit) console.log(`\n${kind}: this ${(sum / queries.length).toFixed(1)} µs, split from 3 words without read-on ${(old / queries.length).toFixed(1)} µs: ${(sum / old).toFixed(2)}`);
-  console.log(`\n${kind}: ${queries.length} queries, ${distinct.size} distinct, ${(sum / queries.length).toFixed(1)} µs a query (sum of bests)`);
+  if (abSplit)
+    console.log(
+      `\n${kind}: this ${(sum / queries.length).toFixed(1)} µs, split from 3 words without read-on ${(old / queries.length).toFixed(1)} µs: ${(sum / old).toFixed(2)}`,
+    );
+  console.log(
+    `\n${kind}: ${queries.length} queries, ${distinct.size} distinct, ${(sum / queries.length).toFixed(1)} µs a query (sum of bests)`,
+  );
   for (const e of [...distinct.values()].sort((a, b) => b.best * b.times - a.best * a.times).slice(0, top))
     console.log(
       `${e.best.toFixed(0).padStart(7)} µs${abSplit ? ` (${(e.best / e.old).toFixed(2)})` : ''} x${String(e.times).padStart(3)} ${((100 * e.best * e.times) / sum).toFixed(1).padStart(5)}%  ${JSON.stringify(e.query.q)}  ${e.outcome}`,

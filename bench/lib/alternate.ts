@@ -1,7 +1,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Config } from '../../src-api/config';
 import type { Db } from '../../src-api/db/client';
+import { buildApp } from '../../src-api/http/app';
+import { createServices, type Services } from '../../src-api/services';
 import { agents, type AgentRow } from '../../src-api/modules/agents/agents.table';
 import { agentRow } from '../../test/helpers/both-stores';
 
@@ -19,6 +22,26 @@ export function abOptions(defaults: { ops: number }) {
     rounds: Number(cliArg('rounds', '15')),
     ops: Number(cliArg('ops', String(defaults.ops))),
   };
+}
+
+/**
+ * The other checkout's services and app (`base`, its own modules) next to this checkout's, both
+ * over the SQLite file `file` that `db` has open.
+ */
+export async function servicesSideBySide(base: string, file: string, db: Db, config: Config) {
+  const fromBase = (module: string) => import(path.join(base, 'src-api', module));
+  const [{ createServices: createBase }, { openDatabase: openBase }, { buildApp: buildBase }] = await Promise.all([
+    fromBase('services.ts'),
+    fromBase('db/client.ts'),
+    fromBase('http/app.ts'),
+  ]);
+  const baseServices = createBase({ db: openBase(file), config }) as Services;
+  const services = createServices({ db, config });
+  const [baseApp, app] = await Promise.all([
+    buildBase({ services: baseServices, config }) as ReturnType<typeof buildApp>,
+    buildApp({ services, config }),
+  ]);
+  return { baseServices, services, baseApp, app };
 }
 
 /** Eight words the A/B directories' names and taglines are made of (two-word searches pick among them). */

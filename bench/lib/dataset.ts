@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { SearchIndex } from '../../src-api/modules/search/search-index';
 import { seededRandom } from '../../src-api/lib/seeded-random';
 
 export interface BenchAgent {
@@ -310,4 +311,20 @@ export function classSearches(
     else out.push({ q: random.pick(COMMON_WORDS), type: agent.type, min_trust: 5, capabilities: agent.capabilities.slice(0, 1) });
   }
   return out;
+}
+
+/**
+ * An in-memory search index of `agents` as a fresh import gives it to the server: fed in id
+ * order, with the trust scores a new agent gets (17 for type "other", else 20), compacted.
+ */
+export function indexAsImported(agents: readonly BenchAgent[]): SearchIndex {
+  const index = new SearchIndex();
+  const order = agents.map((agent, i) => ({ id: agent.id, i })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const { i } of order) {
+    const a = agents[i]!;
+    index.apply({ ...a, trustScore: a.type === 'other' ? 17 : 20, listed: true, status: 'active' });
+    if (i % 50_000 === 0) index.maybeCompact(true);
+  }
+  index.compact();
+  return index;
 }

@@ -2,14 +2,12 @@ import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { StaleVersionError } from '../../src-api/errors';
-import { systemClock } from '../../src-api/lib/clock';
-import { createIdGenerator } from '../../src-api/lib/ids';
-import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
-import { createEventsService } from '../../src-api/modules/events/events.service';
-import { createAgentEdits, type AgentEdits } from '../../src-api/modules/agents/agent-edits';
-import { createAgentReads, type AgentReads } from '../../src-api/modules/agents/agent-reads';
-import { createAgentWrites, type AgentWrites } from '../../src-api/modules/agents/agent-writes';
+import { type AuditService } from '../../src-api/modules/audit/audit.service';
+import { type AgentEdits } from '../../src-api/modules/agents/agent-edits';
+import { type AgentReads } from '../../src-api/modules/agents/agent-reads';
+import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { agentParts } from '../helpers/agent-parts';
 
 /**
  * The agents' async write path (agent-writes.writeAsync) and the moderators' edits on it
@@ -41,13 +39,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
-    const ids = createIdGenerator();
-    const db = store.dialect === 'sqlite' ? store.db : undefined;
-    const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
-    audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
-    reads = createAgentReads({ store, profileCacheEntries: 100 });
-    writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
-    edits = createAgentEdits({ store, writes, audit, clock: systemClock, ids });
+    ({ audit, reads, writes, edits } = agentParts(store));
   });
 
   it('creates agents with consecutive change_seqs and their events, readable at once', async () => {
@@ -57,7 +49,9 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     );
     expect(written.map((row) => row.changeSeq)).toEqual([1, 2, 3]);
     expect(await seqs()).toEqual([1, 2, 3]);
-    expect(await eventsOf('agt_w2')).toEqual([['agent.registered', { agent_id: 'agt_w2', name: 'Agent agt_w2', source_url: 'https://example.org/agt_w2' }]]);
+    expect(await eventsOf('agt_w2')).toEqual([
+      ['agent.registered', { agent_id: 'agt_w2', name: 'Agent agt_w2', source_url: 'https://example.org/agt_w2' }],
+    ]);
     expect(await reads.getRow('agt_w3')).toEqual(written[2]);
   });
 
@@ -66,7 +60,10 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     const next = await edits.update('agt_w1', { tagline: 'Edited' }, { actor: 'mod', expectedVersion: 1 });
     expect(next).toMatchObject({ version: 2, changeSeq: 4, tagline: 'Edited' });
     expect((await reads.get('agt_w1')).tagline).toBe('Edited');
-    expect((await eventsOf('agt_w1')).at(-1)).toEqual(['agent.updated', { agent_id: 'agt_w1', name: 'Agent agt_w1', changed_fields: ['tagline'] }]);
+    expect((await eventsOf('agt_w1')).at(-1)).toEqual([
+      'agent.updated',
+      { agent_id: 'agt_w1', name: 'Agent agt_w1', changed_fields: ['tagline'] },
+    ]);
     const { auditLog } = store.t;
     const entries = await store.rows(store.db.select().from(auditLog).where(eq(auditLog.entityId, 'agt_w1')));
     expect(entries.map((entry) => [entry.actor, entry.action])).toEqual([['mod', 'agent.update']]);
@@ -94,7 +91,13 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     expect(new Set(after).size).toBe(after.length);
     expect(Math.max(...after)).toBe(before + 5);
     // Three edits of agt_w3 at once: each read the row locked, so all three are in it.
-    expect(await reads.getRow('agt_w3')).toMatchObject({ name: 'Renamed', status: 'deprecated', statusMessage: 'Old', verified: true, version: 4 });
+    expect(await reads.getRow('agt_w3')).toMatchObject({
+      name: 'Renamed',
+      status: 'deprecated',
+      statusMessage: 'Old',
+      verified: true,
+      version: 4,
+    });
     const feed = JSON.parse((await reads.changesJson(undefined, 100)).toString()) as { changes: { agent_id: string; change: string }[] };
     // In commit order, which on PostgreSQL is the order the writers got the change_seq lock: not asserted.
     expect(feed.changes.map((change) => [change.agent_id, change.change]).sort()).toEqual([
@@ -140,7 +143,9 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     await expect(
       store.transaction(async () => {
         await edits.detachOwner('acc_owner');
-        expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt_o1')).limit(1))).toMatchObject({ ownerAccountId: null });
+        expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt_o1')).limit(1))).toMatchObject({
+          ownerAccountId: null,
+        });
         throw new Error('undo');
       }),
     ).rejects.toThrow('undo');
@@ -178,7 +183,12 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     expect(next).toMatchObject({ verified: true, ownerAccountId: 'acc_claimer', ownerName: 'Claimer', version: 2 });
     expect((await eventsOf('agt_o3')).at(-1)).toEqual(['agent.verified', { agent_id: 'agt_o3', name: 'Owned agt_o3', via: 'claim' }]);
     const entries = await store.rows(store.db.select().from(auditLog).where(eq(auditLog.actor, 'mod')));
-    expect(entries.map((entry) => entry.action).filter((action) => action !== 'agent.update').sort()).toEqual(['agent.verify', 'claim.approve']);
+    expect(
+      entries
+        .map((entry) => entry.action)
+        .filter((action) => action !== 'agent.update')
+        .sort(),
+    ).toEqual(['agent.verify', 'claim.approve']);
   });
 
   it('a rolled-back write leaves nothing; the next one still counts on past every change_seq, also rows written without the path', async () => {

@@ -8,17 +8,12 @@ import { ConflictError, NotFoundError, QuotaExceededError, StaleVersionError, Ve
 import { createDnsResolver } from '../../src-api/lib/dns-resolver';
 import { createIdGenerator } from '../../src-api/lib/ids';
 import { createSafeFetch } from '../../src-api/lib/safe-fetch';
-import { createAgentEdits } from '../../src-api/modules/agents/agent-edits';
-import { createAgentReads } from '../../src-api/modules/agents/agent-reads';
-import { createAgentWrites } from '../../src-api/modules/agents/agent-writes';
-import type { AgentsService } from '../../src-api/modules/agents/agents.service';
-import { createAuditService } from '../../src-api/modules/audit/audit.service';
 import { createClaimsService, type ClaimsService } from '../../src-api/modules/claims/claims.service';
-import { createEventsService } from '../../src-api/modules/events/events.service';
 import { createMailService } from '../../src-api/modules/mail/mail.service';
 import { createEditRequestsService, type EditRequestsService } from '../../src-api/modules/owners/edit-requests.service';
 import { createOwnersService, type OwnersService } from '../../src-api/modules/owners/owners.service';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { agentParts } from '../helpers/agent-parts';
 
 /**
  * Claims (proofs, decisions, re-checks), owners' edits and replies, and the queue of their edit
@@ -83,14 +78,8 @@ describe.each(stores.dialects)('claims and owners on $dialect', ({ open }) => {
   beforeAll(async () => {
     store = await open();
     const ids = createIdGenerator();
-    const db = store.dialect === 'sqlite' ? store.db : undefined;
-    const events = createEventsService({ db: db as never, store, clock, ids });
-    const audit = createAuditService({ db: db as never, store, clock, ids });
+    const { events, audit, agents } = agentParts(store, { clock, ids });
     const mail = createMailService({ store, clock, ids, config: { mail: defaultConfig.mail } });
-    const agentReads = createAgentReads({ store, profileCacheEntries: 100 });
-    const writes = createAgentWrites({ db, store, clock, events, onCommitted: () => agentReads.changed() });
-    // The agents service's async faces these modules use, built from the same parts as the service.
-    const agents = { findRowAsync: agentReads.findRowAsync, edits: createAgentEdits({ store, writes, audit }) } as unknown as AgentsService;
     const accountOf = async (accountId: string) => (accountId === ownerAccount.id ? ownerAccount : undefined);
     claims = createClaimsService({
       store,

@@ -4,11 +4,10 @@ import type { Store } from '../../src-api/db/store';
 import { seedDemoDirectoryIfEmpty } from '../../src-api/demo/seed-demo';
 import { systemClock } from '../../src-api/lib/clock';
 import { createIdGenerator } from '../../src-api/lib/ids';
-import { createAgentWrites, type AgentWrites } from '../../src-api/modules/agents/agent-writes';
+import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
 import { importAgents, ImportRejectedError, type ImportDeps } from '../../src-api/modules/agents/agents-import';
-import { createAuditService } from '../../src-api/modules/audit/audit.service';
-import { createEventsService } from '../../src-api/modules/events/events.service';
 import { bothStores } from '../helpers/both-stores';
+import { agentParts } from '../helpers/agent-parts';
 
 /**
  * `cli import` and the demo seeder on the data-access seam, on SQLite and PostgreSQL 15:
@@ -21,10 +20,8 @@ afterAll(() => stores.cleanup());
 
 function partsOf(store: Store): ImportDeps & { agentWrites: AgentWrites } {
   const ids = createIdGenerator();
-  const db = store.dialect === 'sqlite' ? store.db : undefined;
-  const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
-  const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
-  return { store, clock: systemClock, ids, audit, agentWrites: createAgentWrites({ db, store, clock: systemClock, events }) };
+  const { audit, writes } = agentParts(store, { ids });
+  return { store, clock: systemClock, ids, audit, agentWrites: writes };
 }
 
 const record = (n: number, fields: Record<string, unknown> = {}) => ({

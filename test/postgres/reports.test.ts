@@ -2,16 +2,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { NotFoundError, QuotaExceededError } from '../../src-api/errors';
-import { systemClock } from '../../src-api/lib/clock';
-import { createIdGenerator } from '../../src-api/lib/ids';
-import { createAgentEdits } from '../../src-api/modules/agents/agent-edits';
-import { createAgentReads } from '../../src-api/modules/agents/agent-reads';
-import { createAgentWrites } from '../../src-api/modules/agents/agent-writes';
-import type { AgentsService } from '../../src-api/modules/agents/agents.service';
-import { createAuditService } from '../../src-api/modules/audit/audit.service';
-import { createEventsService } from '../../src-api/modules/events/events.service';
 import { createReportsService, type ReportsService } from '../../src-api/modules/reports/reports.service';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { agentParts } from '../helpers/agent-parts';
 
 /**
  * Abuse reports on the data-access seam, on SQLite and PostgreSQL 15: filing
@@ -30,18 +23,12 @@ describe.each(stores.dialects)('reports on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
-    const db = store.dialect === 'sqlite' ? store.db : undefined;
-    const ids = createIdGenerator();
-    const events = createEventsService({ db: db as never, store, clock: systemClock, ids });
-    const audit = createAuditService({ db: db as never, store, clock: systemClock, ids });
-    const reads = createAgentReads({ store, profileCacheEntries: 100 });
-    const writes = createAgentWrites({ db, store, clock: systemClock, events, onCommitted: () => reads.changed() });
+    const { audit, agents } = agentParts(store);
     reports = createReportsService({
       store,
       clock: { now: () => now },
       ids: { next: (prefix: string) => `${prefix}_${String(++counter).padStart(4, '0')}`, agent: () => 'agt_unused' },
-      // The agents service's faces reports use, built from its parts (the agents' own suites cover them).
-      agents: { findRowAsync: reads.findRowAsync, edits: createAgentEdits({ store, writes, audit }) } as unknown as AgentsService,
+      agents,
       audit,
       quotas: true,
     });
