@@ -91,7 +91,9 @@ describe('runExclusive across processes on PostgreSQL', () => {
       "SELECT pg_backend_pid() AS pid, pg_try_advisory_lock(hashtextextended('agentdir job: trust-refresh', 0))",
     );
     expect(await store.runExclusive('trust-refresh', async () => 'blocked')).toEqual({ ran: false });
-    postgres.query(`SELECT pg_terminate_backend(${rows[0]!.pid})`, 'jobs');
+    // The timeout makes it wait until the backend has exited (and so let go of its locks): without it the
+    // signal is only sent, and the next line could try the lock first (it did once, in CI).
+    postgres.query(`SELECT pg_terminate_backend(${rows[0]!.pid}, 10000)`, 'jobs');
     expect(await store.runExclusive('trust-refresh', async () => 'ran')).toEqual({ ran: true, value: 'ran' });
     await other.end().catch(() => {});
   });
