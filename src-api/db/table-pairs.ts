@@ -55,6 +55,12 @@ const PG_KINDS: Record<string, ColumnKind> = {
   PgDoublePrecision: 'real',
 };
 
+/** A PostgreSQL column's kind; custom columns by their SQL type (pg-columns.ts: text in byte order is text). */
+function pgKind(column: { columnType: string; getSQLType(): string }): ColumnKind | undefined {
+  if (column.columnType === 'PgCustomColumn') return column.getSQLType() === 'text COLLATE "C"' ? 'text' : undefined;
+  return PG_KINDS[column.columnType];
+}
+
 export function sqliteTables(): SQLiteTable[] {
   return (Object.values(sqliteSchema) as unknown[]).filter((value): value is SQLiteTable => is(value, SQLiteTable));
 }
@@ -77,7 +83,7 @@ export function tablePairs(): TablePair[] {
     const columns = config.columns.map((column): ColumnPair => {
       const kind = SQLITE_KINDS[column.columnType];
       const twin = pgColumns.get(column.name);
-      if (!kind || !twin || PG_KINDS[twin.columnType] !== kind) {
+      if (!kind || !twin || pgKind(twin) !== kind) {
         throw new Error(`column ${config.name}.${column.name} (${column.columnType}) has no PostgreSQL twin of the same kind`);
       }
       return { name: column.name, kind };

@@ -1,4 +1,5 @@
 import { bigint, boolean, doublePrecision, index, json, pgSequence, pgTable, text } from 'drizzle-orm/pg-core';
+import { byteOrderText } from '../../db/pg-columns';
 import type { AgentSkill, AgentStatus } from './agents.table';
 
 /**
@@ -8,8 +9,9 @@ import type { AgentSkill, AgentStatus } from './agents.table';
 export const agents = pgTable(
   'agents',
   {
-    id: text('id').primaryKey(),
-    name: text('name').notNull(),
+    // Byte order, as SQLite: the list indexes serve the name sort and keyset pages by id (pg-columns.ts).
+    id: byteOrderText('id').primaryKey(),
+    name: byteOrderText('name').notNull(),
     tagline: text('tagline').notNull(),
     description: text('description').notNull().default(''),
     author: text('author').notNull().default(''),
