@@ -48,9 +48,9 @@ for (const size of sizes) {
     const services = createServices({ db, config });
     const agents = generateAgents(size);
     let started = performance.now();
-    db.$client.transaction(() => {
-      for (const { id, ...input } of agents) services.agents.create(input, { id, emitEvents: false });
-    })();
+    await services.store.transaction(async () => {
+      for (const { id, ...input } of agents) await services.agents.edits.create(input, { id, emitEvents: false });
+    });
     console.log(`\n${size.toLocaleString('en')} agents (inserted in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
 
     // A fresh service, so the build is measured on its own.
@@ -130,7 +130,7 @@ for (const size of sizes) {
     const writeTimings: number[] = [];
     for (let i = 0; i < 200; i++) {
       const agent = agents[random.int(agents.length)]!;
-      services.agents.update(agent.id, { tagline: `Updated tagline ${i} zyx${i}` }, { emitEvents: false });
+      await services.agents.edits.update(agent.id, { tagline: `Updated tagline ${i} zyx${i}` }, { emitEvents: false });
       const t0 = performance.now();
       const hits = search.search({ query: `zyx${i}`, limit: 5 }).agents;
       writeTimings.push(performance.now() - t0);

@@ -69,9 +69,9 @@ async function database(): Promise<string> {
   const config = createConfig({ dataDir, demoData: false });
   const db = openDatabase(databasePath(config));
   const services = createServices({ db, config });
-  db.$client.transaction(() => {
-    for (const { id, ...input } of generateAgents(size)) services.agents.create(input, { id, emitEvents: false });
-  })();
+  await services.store.transaction(async () => {
+    for (const { id, ...input } of generateAgents(size)) await services.agents.edits.create(input, { id, emitEvents: false });
+  });
   db.$client.close();
   fs.writeFileSync(path.join(dataDir, 'ready'), '');
   return dataDir;

@@ -58,12 +58,12 @@ async function main(): Promise<void> {
   const receiver = await startWebhookReceiver();
   const config = createConfig({ dataDir });
   const prep = createServices({ db: openDatabase(databasePath(config)), config });
-  const agent = prep.agents.create(agentInput({ name: 'Bench Target' }), { emitEvents: false });
+  const agent = await prep.agents.edits.create(agentInput({ name: 'Bench Target' }), { emitEvents: false });
   const endpoint = await prep.webhooks.add({ url: receiver.url, description: 'bench receiver' }, { actor: 'bench' });
   receiver.secret = endpoint.secret;
   // A backlog queued while no server runs: the dispatcher's own pace, without a producer competing for the CPU.
   const backlog = options.events;
-  for (let i = 0; i < backlog; i++) writeExternalEvent(prep, agent.id, i);
+  for (let i = 0; i < backlog; i++) await writeExternalEvent(prep, agent.id, i);
   prep.db.$client.close();
 
   const port = await freePort();
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
       results.push(
         await runScenario(receiver, `other process: ${externalCount} events, 50/s (found by polling)`, externalCount, () =>
           paced(externalCount, 50, async (i) => {
-            writeExternalEvent(writer, agent.id, i);
+            await writeExternalEvent(writer, agent.id, i);
           }),
         ),
       );
@@ -132,8 +132,8 @@ async function main(): Promise<void> {
   printTable(results);
 }
 
-function writeExternalEvent(services: Services, agentId: string, i: number): void {
-  services.agents.update(agentId, { tagline: `Updated by another process, change ${i}` }, { emitEvents: true });
+async function writeExternalEvent(services: Services, agentId: string, i: number): Promise<void> {
+  await services.agents.edits.update(agentId, { tagline: `Updated by another process, change ${i}` }, { emitEvents: true });
 }
 
 /** Runs `produce`, waits until `count` new distinct events reached the receiver, and measures. */

@@ -90,11 +90,11 @@ export async function measureInProcess(dataDir: string, agents: BenchAgent[], se
   for (let i = 0; i < writes; i++) {
     const agent = agents[random.int(agents.length)]!;
     if (i % 2 === 0) await services.reviews.create(agent.id, { rating: 1 + random.int(5), comment: 'bench', reviewer_name: 'bench' });
-    else services.agents.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
+    else await services.agents.edits.update(agent.id, { tagline: `Updated tagline ${i}` }, { emitEvents: true });
   }
   const writesPerSecond = writes / ((performance.now() - started) / 1000);
 
-  const fresh = services.agents.create(
+  const fresh = await services.agents.edits.create(
     {
       name: 'Zyxquorblat Fresh Agent',
       tagline: 'Created by the benchmark',

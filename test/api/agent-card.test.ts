@@ -219,7 +219,7 @@ describe('the card in the console', () => {
   });
 
   it('refuses an agent without a card (409) and an unknown agent (404)', async () => {
-    const plain = server.services.agents.create(agentInput({ name: 'No Card Agent' }), { emitEvents: false });
+    const plain = await server.services.agents.edits.create(agentInput({ name: 'No Card Agent' }), { emitEvents: false });
     const noCard = await consoleApi.mutation('agents.refetchCard', { id: plain.id });
     expect(noCard.status).toBe(409);
     expect(noCard.error.message).toMatch(/not submitted by Agent Card/);

@@ -31,8 +31,8 @@ describe('GET /agents/changes', () => {
     expect(await changes(`?since=${empty.next_cursor}`)).toEqual(empty);
 
     const { agents } = server.services;
-    const a = agents.create(agentInput({ name: 'Feed Alpha' }), { emitEvents: false });
-    const b = agents.create(agentInput({ name: 'Feed Beta' }), { emitEvents: false });
+    const a = await agents.edits.create(agentInput({ name: 'Feed Alpha' }), { emitEvents: false });
+    const b = await agents.edits.create(agentInput({ name: 'Feed Beta' }), { emitEvents: false });
     const first = await changes(`?since=${empty.next_cursor}`);
     expect(first.changes.map((c) => [c.agent_id, c.change])).toEqual([
       [a.id, 'created'],
@@ -43,7 +43,7 @@ describe('GET /agents/changes', () => {
     // The whole feed from the start says the same.
     expect((await changes()).changes).toEqual(first.changes);
 
-    agents.update(a.id, { name: 'Feed Alpha 2' });
+    await agents.edits.update(a.id, { name: 'Feed Alpha 2' });
     await agents.edits.setListed(b.id, false);
     const second = await changes(`?since=${first.next_cursor}`);
     expect(second.changes.map((c) => [c.agent_id, c.change])).toEqual([
@@ -55,7 +55,7 @@ describe('GET /agents/changes', () => {
 
     // Each agent once, in its latest state, oldest change first.
     await agents.edits.setListed(b.id, true);
-    agents.update(a.id, { name: 'Feed Alpha 3' });
+    await agents.edits.update(a.id, { name: 'Feed Alpha 3' });
     const third = await changes(`?since=${first.next_cursor}`);
     expect(third.changes.map((c) => [c.agent_id, c.change, c.agent?.name])).toEqual([
       [b.id, 'updated', 'Feed Beta'],

@@ -21,14 +21,14 @@ const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 const auditOf = async (entityId: string) =>
   (await query('audit.list', { entityId })).data.entries as Array<{ action: string; actor: string }>;
 
-function createAgent(overrides: Parameters<typeof agentInput>[0] = {}) {
-  return server.services.agents.create(agentInput(overrides), { emitEvents: false });
+async function createAgent(overrides: Parameters<typeof agentInput>[0] = {}) {
+  return await server.services.agents.edits.create(agentInput(overrides), { emitEvents: false });
 }
 
 describe('agents.browse', () => {
   it('lists unlisted agents only when asked, with their moderation fields', async () => {
-    const shown = createAgent({ name: 'Browse Shown', author: 'Browse Author' });
-    const hidden = createAgent({ name: 'Browse Hidden', author: 'Browse Author' });
+    const shown = await createAgent({ name: 'Browse Shown', author: 'Browse Author' });
+    const hidden = await createAgent({ name: 'Browse Hidden', author: 'Browse Author' });
     await server.services.agents.edits.setListed(hidden.id, false);
 
     const listed = await query('agents.browse', { q: 'browse', limit: 100 });
@@ -46,8 +46,8 @@ describe('agents.browse', () => {
   });
 
   it('pages, filters by type and takes % and _ in the text literally', async () => {
-    for (const name of ['Paging 100% One', 'Paging 100% Two', 'Paging 1000 Three']) createAgent({ name, type: 'research' });
-    createAgent({ name: 'Paging 100% Data', type: 'data' });
+    for (const name of ['Paging 100% One', 'Paging 100% Two', 'Paging 1000 Three']) await createAgent({ name, type: 'research' });
+    await createAgent({ name: 'Paging 100% Data', type: 'data' });
 
     const first = await query('agents.browse', { q: '100%', type: 'research', sort: 'name', order: 'asc', limit: 1 });
     expect(first.data).toMatchObject({ page: 1, limit: 1, total: 2 });
@@ -66,7 +66,7 @@ describe('agents.browse', () => {
 
 describe('agents moderation', () => {
   it('edits a profile with expectedVersion and the public API shows it; a stale version is refused', async () => {
-    const agent = createAgent({ name: 'Editable Agent' });
+    const agent = await createAgent({ name: 'Editable Agent' });
     const edited = await mutation('agents.update', {
       id: agent.id,
       patch: { name: 'Edited Agent', capabilities: ['a', 'b'], categories: ['c'], type: 'data' },
@@ -86,7 +86,7 @@ describe('agents moderation', () => {
   });
 
   it('verifies and unlists, with audit entries, and the public API follows', async () => {
-    const agent = createAgent({ name: 'Moderated Agent' });
+    const agent = await createAgent({ name: 'Moderated Agent' });
     const verified = await mutation('agents.setVerified', { id: agent.id, verified: true, expectedVersion: 1 });
     expect(verified.data).toMatchObject({ verified: true, version: 2 });
     expect((await json(await server.api(`/agents/${agent.id}`))).verified).toBe(true);
@@ -105,7 +105,7 @@ describe('agents moderation', () => {
 
 describe('reviews moderation', () => {
   it("lists an agent's reviews with hidden ones, and hiding one moves the public rating", async () => {
-    const agent = createAgent({ name: 'Reviewed Agent' });
+    const agent = await createAgent({ name: 'Reviewed Agent' });
     const good = await server.services.reviews.create(agent.id, { rating: 5, comment: 'Great', reviewer_name: 'Ann' });
     const spam = await server.services.reviews.create(agent.id, { rating: 1, comment: 'BUY NOW', reviewer_name: null });
 

@@ -7,13 +7,13 @@ beforeAll(async () => {
   server = await startTestServer();
   const { agents, reviews } = server.services;
   const review = (id: string, rating: number) => reviews.create(id, { rating, comment: 'ok', reviewer_name: 'r' });
-  const lucky = agents.create(agentInput({ name: 'One Star Wonder' }), { emitEvents: false });
+  const lucky = await agents.edits.create(agentInput({ name: 'One Star Wonder' }), { emitEvents: false });
   await review(lucky.id, 5);
-  const steady = agents.create(agentInput({ name: 'Steady Fifty' }), { emitEvents: false });
+  const steady = await agents.edits.create(agentInput({ name: 'Steady Fifty' }), { emitEvents: false });
   for (let i = 0; i < 50; i++) await review(steady.id, i < 40 ? 5 : 4); // 4.8 on average
-  const poor = agents.create(agentInput({ name: 'Often Poor' }), { emitEvents: false });
+  const poor = await agents.edits.create(agentInput({ name: 'Often Poor' }), { emitEvents: false });
   for (let i = 0; i < 10; i++) await review(poor.id, 2);
-  agents.create(agentInput({ name: 'Never Rated' }), { emitEvents: false });
+  await agents.edits.create(agentInput({ name: 'Never Rated' }), { emitEvents: false });
 });
 afterAll(() => server.close());
 

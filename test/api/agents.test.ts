@@ -9,9 +9,9 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();
   const { agents } = server.services;
-  agents.create(agentInput({ name: 'Alpha Coder', type: 'coding' }), { emitEvents: false });
-  agents.create(agentInput({ name: 'Beta Researcher', type: 'research' }), { emitEvents: false });
-  agents.create(agentInput({ name: 'Gamma Coder', type: 'coding' }), { emitEvents: false });
+  await agents.edits.create(agentInput({ name: 'Alpha Coder', type: 'coding' }), { emitEvents: false });
+  await agents.edits.create(agentInput({ name: 'Beta Researcher', type: 'research' }), { emitEvents: false });
+  await agents.edits.create(agentInput({ name: 'Gamma Coder', type: 'coding' }), { emitEvents: false });
 });
 afterAll(() => server.close());
 
@@ -78,21 +78,21 @@ describe('GET /agents/{id}', () => {
   });
 
   it('serves a fresh profile after writes from this or another process (the profile cache empties)', async () => {
-    const created = server.services.agents.create(agentInput({ name: 'Cached Coder', type: 'coding' }), { emitEvents: false });
+    const created = await server.services.agents.edits.create(agentInput({ name: 'Cached Coder', type: 'coding' }), { emitEvents: false });
     const first = await server.api(`/agents/${created.id}`);
     expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(first.headers.get('x-content-type-options')).toBe('nosniff');
     expect((await json(first)).name).toBe('Cached Coder');
     expect((await json(await server.api(`/agents/${created.id}`))).name).toBe('Cached Coder');
 
-    server.services.agents.update(created.id, { name: 'Renamed Coder' }, { emitEvents: false });
+    await server.services.agents.edits.update(created.id, { name: 'Renamed Coder' }, { emitEvents: false });
     expect((await json(await server.api(`/agents/${created.id}`))).name).toBe('Renamed Coder');
 
     // A second connection and service set on the same file: what `cli` commands open while the server runs.
     const otherDb = openDatabase(databasePath(server.services.config));
     try {
       const other = createServices({ db: otherDb, config: server.services.config });
-      other.agents.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
+      await other.agents.edits.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
       expect((await json(await server.api(`/agents/${created.id}`))).tagline).toBe('Changed elsewhere');
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
       expect((await server.api(`/agents/${created.id}`)).status).toBe(404);

@@ -27,7 +27,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
   );
-  const agent = server.services.agents.create(agentInput({ name: 'Audited Agent' }), { emitEvents: false });
+  const agent = await server.services.agents.edits.create(agentInput({ name: 'Audited Agent' }), { emitEvents: false });
   agentId = agent.id;
   const current = (await query('agents.get', { id: agentId })).body.result.data;
   expect((await mutation('agents.update', { id: agentId, patch: { tagline: 'Edited' }, expectedVersion: current.version })).status).toBe(

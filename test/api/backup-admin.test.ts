@@ -24,7 +24,7 @@ const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
 describe('backup.last and backup.create', () => {
   it('has no last backup at first, then records the one it makes into <data-dir>/backups/ (mode 0600, audited)', async () => {
     expect(await query('backup.last')).toMatchObject({ status: 200, data: null });
-    server.services.agents.create(agentInput({ name: 'Backed Up Agent' }), { emitEvents: false });
+    await server.services.agents.edits.create(agentInput({ name: 'Backed Up Agent' }), { emitEvents: false });
 
     const created = await mutation('backup.create');
     expect(created.status).toBe(200);

@@ -11,7 +11,7 @@ let agentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  agentId = server.services.agents.create(agentInput({ name: 'Target Agent' }), { emitEvents: false }).id;
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Target Agent' }), { emitEvents: false })).id;
 });
 afterAll(() => server.close());
 

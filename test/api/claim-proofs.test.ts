@@ -53,9 +53,9 @@ afterAll(async () => {
   await Promise.all([server.close(), quotaServer.close(), dns.close(), new Promise((resolve) => forge.close(resolve))]);
 });
 
-function agentAt(sourceUrl: string, on: TestServer = server): string {
+async function agentAt(sourceUrl: string, on: TestServer = server): Promise<string> {
   counter += 1;
-  return on.services.agents.create(agentInput({ name: `Proof ${counter}`, source_url: sourceUrl }), { emitEvents: false }).id;
+  return (await on.services.agents.edits.create(agentInput({ name: `Proof ${counter}`, source_url: sourceUrl }), { emitEvents: false })).id;
 }
 
 async function claimOf(agentId: string, on: TestServer = server) {
@@ -82,7 +82,7 @@ async function expectFailure(id: string, pattern: RegExp) {
 
 describe('repository-file on the forges', () => {
   it('GitHub: asks for the file in the repository, read from the raw host, never from github.com', async () => {
-    const agentId = agentAt(`https://github.com/acme-${counter}/helper`);
+    const agentId = await agentAt(`https://github.com/acme-${counter}/helper`);
     const claim = await claimOf(agentId);
     const url = `${forgeOrigin}/gh/acme-${counter - 1}/helper/HEAD/.well-known/agent-directory-claim.txt`;
     expect(claim.verification).toMatchObject({ method: 'repository-file', url, methods: [{ method: 'repository-file', url }] });
@@ -110,7 +110,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('GitLab: nested groups keep their path; /-/raw/HEAD reads the default branch', async () => {
-    const claim = await claimOf(agentAt('https://gitlab.com/platform/tools/review-bot.git'));
+    const claim = await claimOf(await agentAt('https://gitlab.com/platform/tools/review-bot.git'));
     const path = '/gl/platform/tools/review-bot/-/raw/HEAD/.well-known/agent-directory-claim.txt';
     expect(claim.verification).toMatchObject({ method: 'repository-file', url: `${forgeOrigin}${path}` });
     files.set(path, { body: claim.verification.token });
@@ -118,7 +118,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('Codeberg: the API raw route, which reads the default branch', async () => {
-    const claim = await claimOf(agentAt('https://codeberg.org/forgefolk/summarizer'));
+    const claim = await claimOf(await agentAt('https://codeberg.org/forgefolk/summarizer'));
     const path = '/cb/api/v1/repos/forgefolk/summarizer/raw/.well-known/agent-directory-claim.txt';
     expect(claim.verification.url).toBe(`${forgeOrigin}${path}`);
     files.set(path, { body: `token: ${claim.verification.token}` });
@@ -126,7 +126,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('a token in the wrong file: the right file is missing (404), and a file with another token says the token is missing', async () => {
-    const claim = await claimOf(agentAt(`https://github.com/wrongfile/bot-${counter}`));
+    const claim = await claimOf(await agentAt(`https://github.com/wrongfile/bot-${counter}`));
     const url = new URL(claim.verification.url);
     // Published at the repository root instead of .well-known/.
     files.set(url.pathname.replace('.well-known/', ''), { body: claim.verification.token });
@@ -137,7 +137,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('a forge that redirects: refused, and the answer names the redirect', async () => {
-    const claim = await claimOf(agentAt(`https://github.com/moved/bot-${counter}`));
+    const claim = await claimOf(await agentAt(`https://github.com/moved/bot-${counter}`));
     const url = new URL(claim.verification.url);
     files.set(url.pathname, { status: 301, location: 'https://elsewhere.example/claim.txt' });
     const failed = await expectFailure(claim.id, /HTTP 301, a redirect to https:\/\/elsewhere\.example\/claim\.txt; redirects are refused/);
@@ -145,7 +145,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('a 5 MB proof file: too large, even with the token at its start', async () => {
-    const claim = await claimOf(agentAt(`https://github.com/huge/bot-${counter}`));
+    const claim = await claimOf(await agentAt(`https://github.com/huge/bot-${counter}`));
     const url = new URL(claim.verification.url);
     files.set(url.pathname, { body: Buffer.concat([Buffer.from(`${claim.verification.token}\n`), Buffer.alloc(5 * 1024 * 1024, 'x')]) });
     const failed = await expectFailure(claim.id, /too large: more than 64 KiB/);
@@ -153,7 +153,7 @@ describe('repository-file on the forges', () => {
   });
 
   it('a forge URL that names no repository cannot be proven: 422 unprovable_source, no claim written', async () => {
-    const agentId = agentAt(`https://github.com/just-an-org-${counter}`);
+    const agentId = await agentAt(`https://github.com/just-an-org-${counter}`);
     const response = await server.post('/claims', { agent_id: agentId, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(response.status).toBe(422);
     expect(await json(response)).toMatchObject({ code: 'unprovable_source' });
@@ -164,7 +164,7 @@ describe('repository-file on the forges', () => {
 describe('dns-txt and well-known on other hosts', () => {
   it('offers the well-known file first and a TXT record second; a TXT record verifies', async () => {
     const host = `agents-${counter}.example.test`;
-    const claim = await claimOf(agentAt(`https://${host}/bots/helper`));
+    const claim = await claimOf(await agentAt(`https://${host}/bots/helper`));
     const name = `_agent-directory-claim.${host}`;
     const value = `agent-directory-claim=${claim.verification.token}`;
     expect(claim.verification.methods).toEqual([
@@ -200,7 +200,7 @@ describe('dns-txt and well-known on other hosts', () => {
 
   it('a DNS server that never answers: the check times out and says so; the claim stays pending', async () => {
     const host = `silent-${counter}.example.test`;
-    const claim = await claimOf(agentAt(`https://${host}/x`));
+    const claim = await claimOf(await agentAt(`https://${host}/x`));
     dns.mode = 'silent';
     try {
       const started = Date.now();
@@ -218,7 +218,7 @@ describe('dns-txt and well-known on other hosts', () => {
   });
 
   it('an IP-address source gets only the well-known file', async () => {
-    const claim = await claimOf(agentAt(`http://127.0.0.1:9/agents/${counter}`));
+    const claim = await claimOf(await agentAt(`http://127.0.0.1:9/agents/${counter}`));
     expect(claim.verification.methods).toEqual([{ method: 'well-known', url: 'http://127.0.0.1:9/.well-known/agent-directory-claim.txt' }]);
   });
 });
@@ -228,7 +228,7 @@ describe('claims on what cannot be claimed, and quotas', () => {
     const before = await server.services.claims.countPending();
     const unknown = await server.post('/claims', { agent_id: 'no-such-agent', claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unknown.status).toBe(404);
-    const hidden = agentAt(`https://github.com/hidden/bot-${counter}`);
+    const hidden = await agentAt(`https://github.com/hidden/bot-${counter}`);
     await server.services.agents.edits.setListed(hidden, false, { emitEvents: false });
     const unlisted = await server.post('/claims', { agent_id: hidden, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(unlisted.status).toBe(404);
@@ -238,8 +238,9 @@ describe('claims on what cannot be claimed, and quotas', () => {
 
   it('at most 5 pending claims per client: the 6th is 409 quota_exceeded; verifying one makes room', async () => {
     const made = [];
-    for (let i = 0; i < 5; i++) made.push(await claimOf(agentAt(`https://github.com/quota/bot-${counter}`, quotaServer), quotaServer));
-    const sixthAgent = agentAt(`https://github.com/quota/bot-${counter}`, quotaServer);
+    for (let i = 0; i < 5; i++)
+      made.push(await claimOf(await agentAt(`https://github.com/quota/bot-${counter}`, quotaServer), quotaServer));
+    const sixthAgent = await agentAt(`https://github.com/quota/bot-${counter}`, quotaServer);
     const sixth = await quotaServer.post('/claims', { agent_id: sixthAgent, claimant_name: 'Ada', claimant_email: 'ada@example.com' });
     expect(sixth.status).toBe(409);
     expect(await json(sixth)).toMatchObject({ code: 'quota_exceeded', detail: expect.stringMatching(/At most 5 pending claims/) });
@@ -252,7 +253,7 @@ describe('claims on what cannot be claimed, and quotas', () => {
 
 describe('competing claims', () => {
   it('when one is verified the others are rejected with a reason, audited as system', async () => {
-    const agentId = agentAt(`https://github.com/rivals/bot-${counter}`);
+    const agentId = await agentAt(`https://github.com/rivals/bot-${counter}`);
     const winner = await claimOf(agentId);
     const loser = await claimOf(agentId);
     files.set(new URL(winner.verification.url).pathname, { body: winner.verification.token });

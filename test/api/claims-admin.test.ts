@@ -44,7 +44,7 @@ const { query, mutation: mutate } = trpcClient(() => server.origin, ADMIN_TOKEN)
 /** A listed agent on the local host and a pending claim on it, through the public API. */
 async function pendingClaim() {
   agentCounter += 1;
-  const agent = server.services.agents.create(
+  const agent = await server.services.agents.edits.create(
     agentInput({ name: `Claim Target ${agentCounter}`, source_url: `${hostOrigin}/agents/target-${agentCounter}` }),
     { emitEvents: false },
   );

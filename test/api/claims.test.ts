@@ -59,13 +59,15 @@ afterAll(async () => {
 });
 
 /** A listed agent whose source lives on `target`. */
-function agentOn(target: Target, on: TestServer = server): string {
+async function agentOn(target: Target, on: TestServer = server): Promise<string> {
   agentCounter += 1;
-  return on.services.agents.create(
-    agentInput({ name: `Claimable ${agentCounter}`, source_url: `${target.origin}/agents/claimable-${agentCounter}` }),
-    {
-      emitEvents: false,
-    },
+  return (
+    await on.services.agents.edits.create(
+      agentInput({ name: `Claimable ${agentCounter}`, source_url: `${target.origin}/agents/claimable-${agentCounter}` }),
+      {
+        emitEvents: false,
+      },
+    )
   ).id;
 }
 
@@ -91,7 +93,7 @@ function eventsFor(on: TestServer, predicate: (data: Record<string, unknown>) =>
 describe('POST /claims', () => {
   it('starts a pending claim with a well-known verification URL and a token', async () => {
     const target = await startTarget();
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const response = await server.post('/claims', { agent_id: agentId, claimant_name: 'Ada Owner', claimant_email: 'ada@example.com' });
     expect(response.status).toBe(201);
     const claim = await json(response);
@@ -114,11 +116,13 @@ describe('POST /claims', () => {
   });
 
   it('uses the origin of the source URL, not its path', async () => {
-    const agentId = server.services.agents.create(
-      agentInput({ name: 'Deep Path', source_url: 'https://Agents.Example.org:8443/team/repo?tab=1' }),
-      {
-        emitEvents: false,
-      },
+    const agentId = (
+      await server.services.agents.edits.create(
+        agentInput({ name: 'Deep Path', source_url: 'https://Agents.Example.org:8443/team/repo?tab=1' }),
+        {
+          emitEvents: false,
+        },
+      )
     ).id;
     const claim = await createClaim(agentId);
     expect(claim.verification.url).toBe(`https://agents.example.org:8443${WELL_KNOWN}`);
@@ -130,7 +134,7 @@ describe('POST /claims', () => {
     expect((await json(unknown)).code).toBe('not_found');
 
     const target = await startTarget();
-    const hidden = agentOn(target);
+    const hidden = await agentOn(target);
     await server.services.agents.edits.setListed(hidden, false, { emitEvents: false });
     const response = await server.post('/claims', { agent_id: hidden, claimant_name: 'A', claimant_email: 'a@example.com' });
     expect(response.status).toBe(404);
@@ -138,7 +142,7 @@ describe('POST /claims', () => {
 
   it('409s an agent that is already verified', async () => {
     const target = await startTarget();
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     await server.services.agents.edits.setVerified(agentId, true, { emitEvents: false });
     const response = await server.post('/claims', { agent_id: agentId, claimant_name: 'A', claimant_email: 'a@example.com' });
     expect(response.status).toBe(409);
@@ -157,7 +161,7 @@ describe('POST /claims', () => {
     ['no e-mail address', { claimant_email: undefined }, '/claimant_email'],
   ])('400s a body with %s', async (_name, change, pointer) => {
     const target = await startTarget();
-    const body = { agent_id: agentOn(target), claimant_name: 'Ada', claimant_email: 'ada@example.com', ...change };
+    const body = { agent_id: await agentOn(target), claimant_name: 'Ada', claimant_email: 'ada@example.com', ...change };
     const before = (await server.services.claims.list({ page: 1, limit: 1 })).total;
     const response = await server.post('/claims', body);
     expect(response.status).toBe(400);
@@ -178,7 +182,7 @@ describe('POST /claims', () => {
 describe('GET /claims/{id}', () => {
   it('shows status and verification URL, never the token or the claimant', async () => {
     const target = await startTarget();
-    const created = await createClaim(agentOn(target));
+    const created = await createClaim(await agentOn(target));
     const response = await server.api(`/claims/${created.id}`);
     expect(response.status).toBe(200);
     const claim = await json(response);
@@ -216,7 +220,7 @@ describe('POST /claims/{id}/verify', () => {
   it('verifies when the well-known file holds the token; the agent becomes verified with both events', async () => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => `# agent directory ownership\n${token}\n`));
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     token = claim.verification.token;
 
@@ -251,7 +255,7 @@ describe('POST /claims/{id}/verify', () => {
   it('409s a claim that is no longer pending, and new claims on the verified agent', async () => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => token));
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     token = claim.verification.token;
     expect((await verify(claim.id)).status).toBe(200);
@@ -268,7 +272,7 @@ describe('POST /claims/{id}/verify', () => {
   it('rejects the other pending claims on the agent as superseded', async () => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => token));
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const rival = await createClaim(agentId, server, { claimant_name: 'Mallory', claimant_email: 'mallory@example.com' });
     const owner = await createClaim(agentId);
     token = owner.verification.token;
@@ -286,7 +290,7 @@ describe('POST /claims/{id}/verify', () => {
   it('422s a file without the token, records the check and keeps the claim pending; a fixed file then verifies', async () => {
     let body = 'adclaim-somebody-elses-token';
     const target = await startTarget(serveWellKnown(() => body));
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
 
     const response = await verify(claim.id);
@@ -309,7 +313,7 @@ describe('POST /claims/{id}/verify', () => {
 
   it('422s a 404 from the target', async () => {
     const target = await startTarget(); // 404 for everything
-    const claim = await createClaim(agentOn(target));
+    const claim = await createClaim(await agentOn(target));
     const response = await verify(claim.id);
     expect(response.status).toBe(422);
     expect((await json(response)).detail).toMatch(/HTTP 404/);
@@ -322,7 +326,7 @@ describe('POST /claims/{id}/verify', () => {
       if (request.url === WELL_KNOWN) response.writeHead(302, { location: '/elsewhere/claim.txt' }).end();
       else response.writeHead(200, { 'content-type': 'text/plain' }).end(token);
     });
-    const claim = await createClaim(agentOn(target));
+    const claim = await createClaim(await agentOn(target));
     token = claim.verification.token;
     const response = await verify(claim.id);
     expect(response.status).toBe(422);
@@ -337,7 +341,7 @@ describe('POST /claims/{id}/verify', () => {
   it('reads at most 64 KiB: a larger file is refused as too large, even with the token at its start', async () => {
     let body: Buffer = Buffer.alloc(0);
     const target = await startTarget(serveWellKnown(() => body));
-    const claim = await createClaim(agentOn(target));
+    const claim = await createClaim(await agentOn(target));
     body = Buffer.concat([Buffer.from(`${claim.verification.token}\n`), Buffer.alloc(5 * 1024 * 1024, 'x')]);
     const response = await verify(claim.id);
     expect(response.status).toBe(422);
@@ -353,10 +357,10 @@ describe('POST /claims/{id}/verify', () => {
     let token = '';
     const oldHost = await startTarget(serveWellKnown(() => token));
     const newHost = await startTarget(serveWellKnown(() => 'nothing here'));
-    const agentId = agentOn(oldHost);
+    const agentId = await agentOn(oldHost);
     const claim = await createClaim(agentId);
     token = claim.verification.token;
-    server.services.agents.update(agentId, { source_url: `${newHost.origin}/moved` }, { emitEvents: false });
+    await server.services.agents.edits.update(agentId, { source_url: `${newHost.origin}/moved` }, { emitEvents: false });
 
     const response = await verify(claim.id);
     expect(response.status).toBe(422);
@@ -370,7 +374,7 @@ describe('POST /claims/{id}/verify', () => {
     const target = await startTarget((request, response) => {
       setTimeout(() => serveWellKnown(() => token)(request, response), 150);
     });
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     token = claim.verification.token;
     const statuses = (await Promise.all([verify(claim.id), verify(claim.id)])).map((r) => r.status).sort();
@@ -380,7 +384,7 @@ describe('POST /claims/{id}/verify', () => {
 
   it('accepts no body, an empty JSON body and {}, and 400s any field', async () => {
     const target = await startTarget(); // 404: every accepted call reaches the check and gets a 422
-    const claim = await createClaim(agentOn(target));
+    const claim = await createClaim(await agentOn(target));
     const path = `/claims/${claim.id}/verify`;
     const accepted = [
       await server.api(path, { method: 'POST' }),
@@ -410,7 +414,7 @@ describe('verification against hostile targets', () => {
         const timer = setTimeout(() => response.writeHead(200).end('too late'), 10_000);
         response.on('close', () => clearTimeout(timer));
       });
-      const claim = await createClaim(agentOn(target, slow), slow);
+      const claim = await createClaim(await agentOn(target, slow), slow);
       const started = Date.now();
       const response = await verify(claim.id, slow);
       expect(response.status).toBe(422);
@@ -436,7 +440,7 @@ describe('verification against hostile targets', () => {
           response.writeHead(200, { 'content-type': 'text/plain' }).end('no token here');
         }, 150);
       });
-      const claims = await Promise.all(Array.from({ length: 6 }, () => createClaim(agentOn(target, capped), capped)));
+      const claims = await Promise.all(Array.from({ length: 6 }, async () => createClaim(await agentOn(target, capped), capped)));
       const answers = await Promise.all(claims.map((claim) => verify(claim.id, capped)));
       expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(422));
       expect(target.requests).toHaveLength(6);
@@ -449,11 +453,10 @@ describe('verification against hostile targets', () => {
   it.each(['127.0.0.1', 'localhost'])('refuses a source on %s when private URLs are not allowed', async (host) => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => token));
-    const agentId = strict.services.agents.create(
-      agentInput({ name: `Local ${host}`, source_url: `http://${host}:${target.port}/agent` }),
-      {
+    const agentId = (
+      await strict.services.agents.edits.create(agentInput({ name: `Local ${host}`, source_url: `http://${host}:${target.port}/agent` }), {
         emitEvents: false,
-      },
+      })
     ).id;
     const claim = await createClaim(agentId, strict);
     token = claim.verification.token; // the file is there: only the address rule stops it
@@ -471,7 +474,7 @@ describe('verification against hostile targets', () => {
 describe('moderation (console service)', () => {
   it('lists and counts claims with the full record', async () => {
     const target = await startTarget();
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     const { claims } = server.services;
     const full = await claims.get(claim.id);
@@ -492,7 +495,7 @@ describe('moderation (console service)', () => {
 
   it('verifies manually with the same events, audited', async () => {
     const target = await startTarget();
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     const pendingBefore = await server.services.claims.countPending();
     const result = await server.services.claims.verifyManually(claim.id, 'mod:alice', 'Confirmed by e-mail from the repo owner', {
@@ -522,7 +525,7 @@ describe('moderation (console service)', () => {
 
   it('rejects with a reason the claimant can read; no event', async () => {
     const target = await startTarget();
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     const result = await server.services.claims.reject(claim.id, 'The e-mail domain does not match the repository', 'mod:bob');
     expect(result.status).toBe('rejected');
@@ -539,7 +542,7 @@ describe('moderation (console service)', () => {
 
   it('refuses a blank reason and a stale version', async () => {
     const target = await startTarget();
-    const claim = await createClaim(agentOn(target));
+    const claim = await createClaim(await agentOn(target));
     const { claims } = server.services;
     const blank = await claims.reject(claim.id, '   ', 'mod:bob').catch((error: unknown) => error);
     expect(blank).toBeInstanceOf(AppError);
@@ -555,7 +558,7 @@ describe('moderation (console service)', () => {
   it('checks now on a moderator’s behalf, auditing the result', async () => {
     let token = '';
     const target = await startTarget(serveWellKnown(() => token));
-    const agentId = agentOn(target);
+    const agentId = await agentOn(target);
     const claim = await createClaim(agentId);
     const { claims } = server.services;
 

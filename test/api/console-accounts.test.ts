@@ -50,7 +50,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },
   );
-  agentId = server.services.agents.create(agentInput({ name: 'Audited Agent' }), { emitEvents: false }).id;
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Audited Agent' }), { emitEvents: false })).id;
   ({ cookie: adminCookie, id: adminId } = await accountWithRoles('admin@console.test', ['admin']));
   ({ cookie: moderatorCookie, id: moderatorId } = await accountWithRoles('mod@console.test', ['moderator']));
   ({ cookie: developerCookie, id: developerId } = await accountWithRoles('dev@console.test', []));

@@ -31,7 +31,7 @@ describe('data dir permissions', () => {
   it('creates the data dir 0700 and the database, its WAL and SHM 0600', async () => {
     const dataDir = path.join(makeTempDir(), 'fresh-data');
     server = await startTestServer({ dataDir, adminToken: undefined });
-    server.services.agents.create(agentInput({ name: 'Mode Check' }));
+    await server.services.agents.edits.create(agentInput({ name: 'Mode Check' }));
     const db = databasePath(server.services.config);
     expect(modeOf(dataDir)).toBe(0o700);
     for (const file of [db, `${db}-wal`, `${db}-shm`, path.join(dataDir, 'admin-token')]) expect(modeOf(file)).toBe(0o600);

@@ -84,11 +84,11 @@ describe('JSON written from the profile cache', () => {
   });
 
   it('follows writes by another process in bulk, search and connections', async () => {
-    const created = server.services.agents.create(
+    const created = await server.services.agents.edits.create(
       agentInput({ name: 'Quorvex Cache Probe', author: 'Probe Works', categories: ['probe-cat'], capabilities: ['probe-cap'] }),
       { emitEvents: false },
     );
-    const partner = server.services.agents.create(
+    const partner = await server.services.agents.edits.create(
       agentInput({ name: 'Partner Probe', author: 'Probe Works', categories: ['probe-cat'], capabilities: ['probe-cap'] }),
       { emitEvents: false },
     );
@@ -105,7 +105,7 @@ describe('JSON written from the profile cache', () => {
     const otherDb = openDatabase(databasePath(server.services.config));
     try {
       const other = createServices({ db: otherDb, config: server.services.config });
-      other.agents.update(created.id, { tagline: 'Changed by the CLI' }, { emitEvents: false });
+      await other.agents.edits.update(created.id, { tagline: 'Changed by the CLI' }, { emitEvents: false });
       seen = await read();
       expect(seen.bulk.agents[0].tagline).toBe('Changed by the CLI');
       expect(seen.search.agents[0].tagline).toBe('Changed by the CLI');

@@ -16,13 +16,13 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const { query, mutation } = trpcClient(() => server.origin, ADMIN_TOKEN);
-const createAgent = (overrides: Parameters<typeof agentInput>[0]) =>
-  server.services.agents.create(agentInput(overrides), { emitEvents: false });
+const createAgent = async (overrides: Parameters<typeof agentInput>[0]) =>
+  await server.services.agents.edits.create(agentInput(overrides), { emitEvents: false });
 
 describe('lifecycle', () => {
   it('profiles carry status and status_message; deprecated agents stay findable, rank below active ones and are marked', async () => {
-    const old = createAgent({ name: 'Zephyr Translator Classic', tagline: 'Translates zephyr documents' });
-    const fresh = createAgent({ name: 'Zephyr Translator Modern', tagline: 'Translates zephyr documents' });
+    const old = await createAgent({ name: 'Zephyr Translator Classic', tagline: 'Translates zephyr documents' });
+    const fresh = await createAgent({ name: 'Zephyr Translator Modern', tagline: 'Translates zephyr documents' });
     expect(await json(await server.api(`/agents/${old.id}`))).toMatchObject({ status: 'active', status_message: null });
 
     const before = await json(await server.api('/agents/search?q=zephyr+translator'));
@@ -52,7 +52,7 @@ describe('lifecycle', () => {
   });
 
   it('moderators unlist and relist', async () => {
-    const agent = createAgent({ name: 'Relistable Bot' });
+    const agent = await createAgent({ name: 'Relistable Bot' });
     expect((await mutation('agents.setListed', { id: agent.id, listed: false })).data.listed).toBe(false);
     expect((await server.api(`/agents/${agent.id}`)).status).toBe(404);
     expect((await mutation('agents.setListed', { id: agent.id, listed: true })).data.listed).toBe(true);
@@ -62,7 +62,7 @@ describe('lifecycle', () => {
 
 describe('abuse reports', () => {
   it('202 for a report, one open report per agent per client, a clear answer for bad input', async () => {
-    const agent = createAgent({ name: 'Spammy Bot' });
+    const agent = await createAgent({ name: 'Spammy Bot' });
     const response = await server.post(`/agents/${agent.id}/reports`, {
       reason: 'spam',
       details: 'Posts ads',
@@ -83,7 +83,11 @@ describe('abuse reports', () => {
   });
 
   it('the Reports queue: flags, dismiss, unlist and edit, each with a reason, audited', async () => {
-    const [a, b, c] = ['Report Dismiss', 'Report Unlist', 'Report Edit'].map((name) => createAgent({ name }));
+    const [a, b, c] = [
+      await createAgent({ name: 'Report Dismiss' }),
+      await createAgent({ name: 'Report Unlist' }),
+      await createAgent({ name: 'Report Edit' }),
+    ];
     const ids: string[] = [];
     for (const agent of [a!, b!, c!]) {
       ids.push((await json(await server.post(`/agents/${agent.id}/reports`, { reason: 'impersonation' }))).id);

@@ -15,7 +15,7 @@ beforeAll(async () => {
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
   );
   // A registration makes drafts in every tone and channel, and an A/B test between two of them.
-  agentId = server.services.agents.create(agentInput({ name: 'Marketed Agent' })).id;
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Marketed Agent' }))).id;
 });
 afterAll(() => server.close());
 
@@ -103,7 +103,7 @@ describe('the console list and bulk decisions', () => {
   });
 
   it('publishes several drafts at once, each through the one write path; a post that cannot be decided fails alone', async () => {
-    const other = server.services.agents.create(agentInput({ name: 'Bulk Marketed Agent' })).id;
+    const other = (await server.services.agents.edits.create(agentInput({ name: 'Bulk Marketed Agent' }))).id;
     const drafts = (await query('marketing.listPosts', { agent_id: other, status: 'draft', limit: 100 })).data.posts as PostSummary[];
     expect(drafts.length).toBeGreaterThanOrEqual(3);
     const [first, second, third] = drafts;

@@ -64,7 +64,7 @@ async function expectAppError(work: () => Promise<unknown>, status: number, code
 beforeAll(async () => {
   server = await startTestServer();
   // A real registration: the agents service records agent.registered, and the marketing listener generates posts in the same transaction.
-  const agent = server.services.agents.create(
+  const agent = await server.services.agents.edits.create(
     agentInput({
       name: 'Lint Hound',
       tagline: 'Finds the bugs your linter misses.',
@@ -160,7 +160,9 @@ describe('posts generated from directory events', () => {
     sqlite.exec("CREATE TRIGGER marketing_test_fail BEFORE INSERT ON marketing_posts BEGIN SELECT RAISE(ABORT, 'disk on fire'); END");
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      const agent = server.services.agents.create(agentInput({ name: 'Unlucky Agent', source_url: 'https://github.com/x/unlucky' }));
+      const agent = await server.services.agents.edits.create(
+        agentInput({ name: 'Unlucky Agent', source_url: 'https://github.com/x/unlucky' }),
+      );
       expect((await server.services.agents.get(agent.id)).name).toBe('Unlucky Agent');
       expect(
         sqlite

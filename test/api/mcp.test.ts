@@ -20,12 +20,17 @@ const textOf = (result: CallToolResult) => result.content.map((part) => (part.ty
 beforeAll(async () => {
   server = await startTestServer();
   const { agents } = server.services;
-  const create = (name: string, extra: Parameters<typeof agentInput>[0]) => {
-    ids[name] = agents.create(agentInput({ name, ...extra }), { emitEvents: false }).id;
+  const create = async (name: string, extra: Parameters<typeof agentInput>[0]) => {
+    ids[name] = (await agents.edits.create(agentInput({ name, ...extra }), { emitEvents: false })).id;
   };
-  create('Pull Request Reviewer', { capabilities: ['code-review', 'github'], categories: ['quality'], author: 'Acme', type: 'coding' });
-  create('Diff Critic', { capabilities: ['code-review'], categories: ['quality'], author: 'Other', type: 'coding' });
-  create('Paper Summariser', { capabilities: ['summarization'], categories: ['science'], author: 'Labs', type: 'research' });
+  await create('Pull Request Reviewer', {
+    capabilities: ['code-review', 'github'],
+    categories: ['quality'],
+    author: 'Acme',
+    type: 'coding',
+  });
+  await create('Diff Critic', { capabilities: ['code-review'], categories: ['quality'], author: 'Other', type: 'coding' });
+  await create('Paper Summariser', { capabilities: ['summarization'], categories: ['science'], author: 'Labs', type: 'research' });
   server.services.search.refresh();
   client = await connect(server);
 });

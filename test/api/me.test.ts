@@ -115,7 +115,7 @@ describe('/me/webhooks', () => {
     expect((await ann(`/me/webhooks/${endpoint.id}/preview?event=agent.exploded`)).status).toBe(400);
 
     // A real event: a review on a listed agent reaches the endpoint.
-    const agent = server.services.agents.create(agentInput({ name: 'Hooked Agent' }));
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Hooked Agent' }));
     expect((await server.post(`/agents/${agent.id}/reviews`, { rating: 5 })).status).toBe(201);
     await receiver.waitFor((hits) => hits.some((hit) => hit.body?.event === 'review.created'), 10_000, 'the review event');
 
@@ -178,7 +178,7 @@ describe('/me/webhooks', () => {
 
 describe('writes made with an account', () => {
   it('marks reviews by accounts verified_reviewer, allows one review per agent per day, and lists claims and submissions', async () => {
-    const agent = server.services.agents.create(agentInput({ name: 'Reviewed Agent' }));
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Reviewed Agent' }));
     const mine = await ann(`/agents/${agent.id}/reviews`, { method: 'POST', body: { rating: 4 } });
     expect(mine.status).toBe(201);
     expect((await json(mine)).verified_reviewer).toBe(true);
@@ -217,12 +217,12 @@ describe('writes made with an account', () => {
   it('refuses a second review of the same agent within 24 h with 409 duplicate_review (per account, and per IP without one)', async () => {
     const limited = await startTestServer({ rateLimit: { enabled: true, writes: 1000 }, mail: { smtpUrl: smtp.url } });
     try {
-      const agent = limited.services.agents.create(agentInput({ name: 'Once A Day' }));
+      const agent = await limited.services.agents.edits.create(agentInput({ name: 'Once A Day' }));
       expect((await limited.post(`/agents/${agent.id}/reviews`, { rating: 5 })).status).toBe(201);
       const second = await limited.post(`/agents/${agent.id}/reviews`, { rating: 1 });
       expect(second.status).toBe(409);
       expect((await json(second)).code).toBe('duplicate_review');
-      const other = limited.services.agents.create(agentInput({ name: 'Another One' }));
+      const other = await limited.services.agents.edits.create(agentInput({ name: 'Another One' }));
       expect((await limited.post(`/agents/${other.id}/reviews`, { rating: 4 })).status).toBe(201);
 
       const dan = withCookie(limited, (await signUpAndSignIn(limited, smtp, 'dan@me.test')).cookie);
@@ -241,7 +241,7 @@ describe('closing an account', () => {
     const asEve = withCookie(server, eve.cookie);
     const key = await json(await asEve('/me/keys', { method: 'POST', body: { name: 'eve' } }));
     const endpoint = await json(await asEve('/me/webhooks', { method: 'POST', body: { url: receiver.url } }));
-    const agent = server.services.agents.create(agentInput({ name: 'Eve Reviewed' }));
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Eve Reviewed' }));
     const review = await json(await asEve(`/agents/${agent.id}/reviews`, { method: 'POST', body: { rating: 5 } }));
     expect(review.verified_reviewer).toBe(true);
 

@@ -24,7 +24,7 @@ beforeAll(async () => {
     rateLimit: { enabled: true, writes: 2, anonymousReads: 1_000 },
   });
   receiver.secret = (await server.services.webhooks.add({ url: receiver.url, events: ['review.created'] }, { actor: 'test' })).secret;
-  agentId = server.services.agents.create(agentInput({ name: 'Metered Agent' }), { emitEvents: false }).id;
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Metered Agent' }), { emitEvents: false })).id;
 });
 
 afterAll(async () => {

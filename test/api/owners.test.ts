@@ -65,11 +65,13 @@ afterAll(async () => {
 const trpc = (kind: TrpcKind, procedure: string, input?: unknown) => trpcCall(server.origin, kind, procedure, input, bearer(ADMIN_TOKEN));
 
 /** A listed agent hosted on (the stand-in) GitHub. */
-function githubAgent(): string {
+async function githubAgent(): Promise<string> {
   counter += 1;
-  return server.services.agents.create(
-    agentInput({ name: `Owned Tool ${counter}`, tagline: 'Does things', source_url: `https://github.com/acme/tool-${counter}` }),
-    { emitEvents: false },
+  return (
+    await server.services.agents.edits.create(
+      agentInput({ name: `Owned Tool ${counter}`, tagline: 'Does things', source_url: `https://github.com/acme/tool-${counter}` }),
+      { emitEvents: false },
+    )
   ).id;
 }
 
@@ -92,7 +94,7 @@ const auditOf = async (entityId: string) =>
 
 describe('ownership through claims', () => {
   it('makes the account of a verified claim the owner and rejects the competing claims, audited as system', async () => {
-    const agentId = githubAgent();
+    const agentId = await githubAgent();
     const mine = await claim(ann, agentId);
     const theirs = await claim(bob, agentId);
     const anonymous = await claim(undefined, agentId);
@@ -125,7 +127,7 @@ describe('ownership through claims', () => {
   });
 
   it('a moderator verifying a claim in the console makes its account the owner too', async () => {
-    const agentId = githubAgent();
+    const agentId = await githubAgent();
     const theirs = await claim(bob, agentId);
     const verified = await trpc('mutation', 'claims.verifyManually', { id: theirs.id, note: 'known maintainer' });
     expect(verified.status).toBe(200);
@@ -134,7 +136,7 @@ describe('ownership through claims', () => {
   });
 
   it('an anonymous claim verifies the agent without an owner', async () => {
-    const agentId = githubAgent();
+    const agentId = await githubAgent();
     const anonymous = await claim(undefined, agentId);
     publish(anonymous);
     expect((await server.api(`/claims/${anonymous.id}/verify`, { method: 'POST' })).status).toBe(200);
@@ -144,7 +146,7 @@ describe('ownership through claims', () => {
   it("shows the owner's new name after a rename, and no owner once the account is closed", async () => {
     const { cookie } = await signUpAndSignIn(server, smtp, 'cat@owners.test', { name: 'Cat' });
     const cat = withCookie(server, cookie);
-    const agentId = githubAgent();
+    const agentId = await githubAgent();
     const hers = await claim(cat, agentId);
     publish(hers);
     expect((await server.api(`/claims/${hers.id}/verify`, { method: 'POST' })).status).toBe(200);
@@ -160,7 +162,7 @@ describe('ownership through claims', () => {
 
 /** An agent owned by Ann: claimed with her session, proof published, verified through the public API. */
 async function annOwns(): Promise<string> {
-  const agentId = githubAgent();
+  const agentId = await githubAgent();
   const mine = await claim(ann, agentId);
   publish(mine);
   expect((await server.api(`/claims/${mine.id}/verify`, { method: 'POST' })).status).toBe(200);
@@ -384,7 +386,7 @@ describe('POST /me/agents/{id}/reviews/{review_id}/reply', () => {
 
   it('answers 404 for a review of another agent', async () => {
     const mine = await annOwns();
-    const otherAgent = githubAgent();
+    const otherAgent = await githubAgent();
     const elsewhere = await json(await server.post(`/agents/${otherAgent}/reviews`, { rating: 2 }));
     const response = await ann(`/me/agents/${mine}/reviews/${elsewhere.id}/reply`, { method: 'POST', body: { body: 'Not mine' } });
     expect(response.status).toBe(404);

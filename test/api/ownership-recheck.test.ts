@@ -62,9 +62,12 @@ async function ownedAgent() {
     { email: `owner${counter}@recheck.test`, name: `Owner ${counter}`, roles: [] },
     'test',
   );
-  const agent = services.agents.create(agentInput({ name: `Rechecked ${counter}`, source_url: `https://github.com/acme/re-${counter}` }), {
-    emitEvents: false,
-  });
+  const agent = await services.agents.edits.create(
+    agentInput({ name: `Rechecked ${counter}`, source_url: `https://github.com/acme/re-${counter}` }),
+    {
+      emitEvents: false,
+    },
+  );
   const claim = await services.claims.create(
     { agent_id: agent.id, claimant_name: 'Owner', claimant_email: `owner${counter}@recheck.test` },
     { accountId: account.id },
@@ -134,7 +137,7 @@ describe('ownership re-checks', () => {
 
   it('a manual verification by a moderator is never re-checked', async () => {
     counter += 1;
-    const agent = services.agents.create(
+    const agent = await services.agents.edits.create(
       agentInput({ name: `Manual ${counter}`, source_url: `https://github.com/acme/manual-${counter}` }),
       {
         emitEvents: false,

@@ -24,11 +24,12 @@ afterAll(async () => {
 });
 
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
-const newAgent = (target: TestServer, name: string) => target.services.agents.create(agentInput({ name }), { emitEvents: false }).id;
+const newAgent = async (target: TestServer, name: string) =>
+  (await target.services.agents.edits.create(agentInput({ name }), { emitEvents: false })).id;
 
 describe('one review per agent per client per 24 h', () => {
   it('a second review of one agent from one address is a 409 duplicate_review and writes nothing', async () => {
-    const agentId = newAgent(server, 'Quota Target');
+    const agentId = await newAgent(server, 'Quota Target');
     const first = await server.post(`/agents/${agentId}/reviews`, { rating: 5 }, from('198.51.100.7'));
     expect(first.status).toBe(201);
     const second = await server.post(`/agents/${agentId}/reviews`, { rating: 5, comment: 'again' }, from('198.51.100.7'));
@@ -39,12 +40,14 @@ describe('one review per agent per client per 24 h', () => {
     expect((await server.services.reviews.listVisible(agentId, { page: 1, limit: 10 })).total).toBe(1);
 
     // Another agent from the same address, and the same agent from another address, are fine.
-    expect((await server.post(`/agents/${newAgent(server, 'Quota Other')}/reviews`, { rating: 4 }, from('198.51.100.7'))).status).toBe(201);
+    expect(
+      (await server.post(`/agents/${await newAgent(server, 'Quota Other')}/reviews`, { rating: 4 }, from('198.51.100.7'))).status,
+    ).toBe(201);
     expect((await server.post(`/agents/${agentId}/reviews`, { rating: 4 }, from('198.51.100.8'))).status).toBe(201);
   });
 
   it('twenty 5-star reviews from one address count once in the rating and the trust score', async () => {
-    const agentId = newAgent(server, 'Stuffing Target');
+    const agentId = await newAgent(server, 'Stuffing Target');
     const before = (await server.services.agents.get(agentId)).trust_score;
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++)
@@ -58,7 +61,7 @@ describe('one review per agent per client per 24 h', () => {
   });
 
   it('IPv6 counts by /64: another address in the same /64 is the same client', async () => {
-    const agentId = newAgent(server, 'Quota Six');
+    const agentId = await newAgent(server, 'Quota Six');
     expect((await server.post(`/agents/${agentId}/reviews`, { rating: 3 }, from('2001:db8:1:2::1'))).status).toBe(201);
     const sameNetwork = await server.post(`/agents/${agentId}/reviews`, { rating: 3 }, from('2001:db8:1:2:ffff::9'));
     expect(sameNetwork.status).toBe(409);
@@ -66,13 +69,13 @@ describe('one review per agent per client per 24 h', () => {
   });
 
   it('--rate-limit off turns the quota off', async () => {
-    const agentId = newAgent(unlimited, 'Unlimited Target');
+    const agentId = await newAgent(unlimited, 'Unlimited Target');
     for (let i = 0; i < 3; i++)
       expect((await unlimited.post(`/agents/${agentId}/reviews`, { rating: 5 }, from('198.51.100.7'))).status).toBe(201);
   });
 
   it('the console and tools (no client) are not limited', async () => {
-    const agentId = newAgent(server, 'Tool Target');
+    const agentId = await newAgent(server, 'Tool Target');
     await server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
     await server.services.reviews.create(agentId, { rating: 4, comment: null, reviewer_name: null });
     expect((await server.services.agents.get(agentId)).rating.count).toBe(2);
@@ -83,8 +86,8 @@ describe('pending claims and submissions per client', () => {
   it('a sixth pending claim from one client is a 409 quota_exceeded; others are not affected', async () => {
     const claim = (agentId: string, ip: string) =>
       server.post('/claims', { agent_id: agentId, claimant_name: 'Ada', claimant_email: 'ada@example.com' }, from(ip));
-    for (let i = 0; i < 5; i++) expect((await claim(newAgent(server, `Claim Quota ${i}`), '192.0.2.50')).status).toBe(201);
-    const target = newAgent(server, 'Claim Quota 5');
+    for (let i = 0; i < 5; i++) expect((await claim(await newAgent(server, `Claim Quota ${i}`), '192.0.2.50')).status).toBe(201);
+    const target = await newAgent(server, 'Claim Quota 5');
     const sixth = await claim(target, '192.0.2.50');
     expect(sixth.status).toBe(409);
     expect(await json(sixth)).toMatchObject({ code: 'quota_exceeded' });
@@ -117,8 +120,8 @@ describe('pending claims and submissions per client', () => {
   it('IPv6 clients count by /64 for claims too', async () => {
     const claim = (agentId: string, ip: string) =>
       server.post('/claims', { agent_id: agentId, claimant_name: 'Ada', claimant_email: 'ada@example.com' }, from(ip));
-    for (let i = 0; i < 5; i++) expect((await claim(newAgent(server, `Six Claim ${i}`), `2001:db8:9:9::${i + 1}`)).status).toBe(201);
-    const sixth = await claim(newAgent(server, 'Six Claim 5'), '2001:db8:9:9:abcd::1');
+    for (let i = 0; i < 5; i++) expect((await claim(await newAgent(server, `Six Claim ${i}`), `2001:db8:9:9::${i + 1}`)).status).toBe(201);
+    const sixth = await claim(await newAgent(server, 'Six Claim 5'), '2001:db8:9:9:abcd::1');
     expect(sixth.status).toBe(409);
     expect(await json(sixth)).toMatchObject({ code: 'quota_exceeded' });
   });

@@ -13,7 +13,7 @@ afterAll(() => server.close());
 /** A fresh listed agent per test, so tests do not see each other's reviews. */
 async function newAgent(options: { listed?: boolean } = {}): Promise<string> {
   const { agents } = server.services;
-  const agent = agents.create(agentInput({ name: `Reviewed Agent ${++agentSeq}` }), { emitEvents: false });
+  const agent = await agents.edits.create(agentInput({ name: `Reviewed Agent ${++agentSeq}` }), { emitEvents: false });
   if (options.listed === false) await agents.edits.setListed(agent.id, false, { emitEvents: false });
   return agent.id;
 }

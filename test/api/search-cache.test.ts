@@ -22,13 +22,13 @@ describe('search result cache', () => {
     await uncached.close();
   });
 
-  it('answers a repeated search from the cache only while nothing changed, and not at all when switched off', () => {
-    cached.services.agents.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
-    uncached.services.agents.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
+  it('answers a repeated search from the cache only while nothing changed, and not at all when switched off', async () => {
+    await cached.services.agents.edits.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
+    await uncached.services.agents.edits.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
     const params = { q: 'quillon', limit: 5 };
     const first = cached.services.search.searchJson(params).json;
     expect(cached.services.search.searchJson(params).json).toBe(first);
-    cached.services.agents.create(agentInput({ name: 'Quillon Second' }), { emitEvents: false });
+    await cached.services.agents.edits.create(agentInput({ name: 'Quillon Second' }), { emitEvents: false });
     const after = cached.services.search.searchJson(params).json;
     expect(after).not.toBe(first);
     expect(JSON.parse(after.toString()).total).toBe(2);
@@ -51,9 +51,11 @@ describe('search result cache', () => {
         const roll = r.int(6);
         if (roll === 0 || ids.length === 0) {
           const name = `${r.pick(WORDS)} ${r.pick(WORDS)}`;
-          ids.push(writer.agents.create(agentInput({ name, description: `${r.pick(WORDS)} agent` }), { emitEvents: false }).id);
+          ids.push(
+            (await writer.agents.edits.create(agentInput({ name, description: `${r.pick(WORDS)} agent` }), { emitEvents: false })).id,
+          );
         } else if (roll === 1) {
-          writer.agents.update(r.pick(ids), { tagline: `Now about ${r.pick(WORDS)}` }, { emitEvents: false });
+          await writer.agents.edits.update(r.pick(ids), { tagline: `Now about ${r.pick(WORDS)}` }, { emitEvents: false });
         } else if (roll === 2) {
           const id = r.pick(ids);
           await writer.agents.edits.setListed(id, !(await writer.agents.getRow(id)).listed, { emitEvents: false });

@@ -95,7 +95,7 @@ beforeAll(async () => {
   server = await startTestServer();
   const { agents } = server.services;
   for (const { id, verified, ...fields } of DIRECTORY) {
-    agents.create(agentInput(fields), { id, emitEvents: false });
+    await agents.edits.create(agentInput(fields), { id, emitEvents: false });
     if (verified) await agents.edits.setVerified(id, true, { emitEvents: false });
   }
 });
@@ -383,13 +383,13 @@ describe('freshness', () => {
   it('follows creates, updates and unlisting in this process on the very next request', async () => {
     const { agents } = server.services;
     const before = (await json(await server.api('/health'))).agents_indexed;
-    const created = agents.create(agentInput({ name: 'Zorblax Planner', capabilities: ['python'], categories: ['quality'] }), {
+    const created = await agents.edits.create(agentInput({ name: 'Zorblax Planner', capabilities: ['python'], categories: ['quality'] }), {
       emitEvents: false,
     });
     expect(await top5('zorblax')).toEqual([created.id]);
     expect((await json(await server.api('/health'))).agents_indexed).toBe(before + 1);
 
-    agents.update(
+    await agents.edits.update(
       created.id,
       { name: 'Quixotic Planner', tagline: 'Plans things', description: 'Plans quixotic things.' },
       { emitEvents: false },
@@ -414,13 +414,13 @@ describe('freshness', () => {
     const otherDb = openDatabase(databasePath(server.services.config));
     try {
       const other = createServices({ db: otherDb, config: server.services.config });
-      const created = other.agents.create(agentInput({ name: 'Vexillum Importer', type: 'data', capabilities: ['csv'] }), {
+      const created = await other.agents.edits.create(agentInput({ name: 'Vexillum Importer', type: 'data', capabilities: ['csv'] }), {
         emitEvents: false,
       });
       expect(await top5('vexillum')).toEqual([created.id]);
       expect(ids((await searchPost({ query: 'vexilum', type: 'data', capabilities: ['CSV'] })).agents)).toEqual([created.id]);
 
-      other.agents.update(created.id, { tagline: 'Loads spreadsheets nightly' }, { emitEvents: false });
+      await other.agents.edits.update(created.id, { tagline: 'Loads spreadsheets nightly' }, { emitEvents: false });
       expect(await top5('spreadsheets')).toEqual([created.id]);
 
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });

@@ -29,7 +29,7 @@ describe('stats.overview', () => {
     expect(empty.data.activity).toHaveLength(30);
 
     const { services } = server;
-    const agent = services.agents.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false });
+    const agent = await services.agents.edits.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false });
     await services.reviews.create(agent.id, { rating: 4, comment: null, reviewer_name: null });
     await services.submissions.submit(
       submissionInputSchema.parse({ name: 'Pending One', tagline: 'Waits', source_url: 'https://example.com/pending-one' }),

@@ -33,14 +33,18 @@ describe('GET /stats', () => {
 
   it('counts listed agents, verified ones, types, categories and visible reviews', async () => {
     const { agents } = server.services;
-    const a = agents.create(agentInput({ name: 'Stat One', type: 'coding', categories: ['developer-tools', 'testing'] }), {
+    const a = await agents.edits.create(agentInput({ name: 'Stat One', type: 'coding', categories: ['developer-tools', 'testing'] }), {
       emitEvents: false,
     });
-    const b = agents.create(agentInput({ name: 'Stat Two', type: 'coding', categories: ['developer-tools'] }), { emitEvents: false });
-    const c = agents.create(agentInput({ name: 'Stat Three', type: 'research', categories: ['research', 'testing'] }), {
+    const b = await agents.edits.create(agentInput({ name: 'Stat Two', type: 'coding', categories: ['developer-tools'] }), {
       emitEvents: false,
     });
-    const hidden = agents.create(agentInput({ name: 'Stat Hidden', type: 'security', categories: ['security'] }), { emitEvents: false });
+    const c = await agents.edits.create(agentInput({ name: 'Stat Three', type: 'research', categories: ['research', 'testing'] }), {
+      emitEvents: false,
+    });
+    const hidden = await agents.edits.create(agentInput({ name: 'Stat Hidden', type: 'security', categories: ['security'] }), {
+      emitEvents: false,
+    });
     await agents.edits.setVerified(a.id, true, { emitEvents: false });
     await agents.edits.setVerified(hidden.id, true, { emitEvents: false });
 
@@ -90,7 +94,7 @@ describe('StatsService.overview (console dashboard)', () => {
     const now = Date.now();
     const day = 86_400_000;
     const iso = (daysAgo: number) => new Date(now - daysAgo * day).toISOString();
-    const agentId = server.services.agents.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false }).id;
+    const agentId = (await server.services.agents.edits.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false })).id;
 
     const submission = (id: string, status: 'pending' | 'approved' | 'rejected', daysAgo: number) => ({
       id,
@@ -155,7 +159,7 @@ describe('GET /stats cache', () => {
     const first = await stats.directory();
     expect(await stats.directory()).toBe(first); // the same cached object: no recomputation
 
-    const agent = agents.create(agentInput({ name: 'Cache Probe', type: 'coding' }), { emitEvents: false });
+    const agent = await agents.edits.create(agentInput({ name: 'Cache Probe', type: 'coding' }), { emitEvents: false });
     const afterAgent = await json(await server.api('/stats'));
     expect(afterAgent.total_agents).toBe(first.total_agents + 1);
 
@@ -170,9 +174,12 @@ describe('GET /stats cache', () => {
     // Another process (a CLI beside the server) writes to the same file.
     const other = openDatabase(databasePath(server.services.config));
     try {
-      createServices({ db: other, config: server.services.config }).agents.create(agentInput({ name: 'From Another Process' }), {
-        emitEvents: false,
-      });
+      await createServices({ db: other, config: server.services.config }).agents.edits.create(
+        agentInput({ name: 'From Another Process' }),
+        {
+          emitEvents: false,
+        },
+      );
     } finally {
       other.$client.close();
     }

@@ -193,7 +193,7 @@ describe('bulk decisions', () => {
 
 describe('submissions.duplicates', () => {
   it('points at listed agents and other submissions with a similar name or the same source', async () => {
-    const agent = server.services.agents.create(
+    const agent = await server.services.agents.edits.create(
       agentInput({ name: 'Orbit Planner', source_url: 'https://github.com/orbitco/orbit-planner' }),
       { emitEvents: false },
     );

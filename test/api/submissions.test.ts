@@ -85,9 +85,12 @@ describe('POST /submit', () => {
   });
 
   it('409s the source of a listed agent, however it is spelt, naming the agent, and writes nothing', async () => {
-    const agent = server.services.agents.create(agentInput({ name: 'Listed Agent', source_url: 'https://github.com/example/listed' }), {
-      emitEvents: false,
-    });
+    const agent = await server.services.agents.edits.create(
+      agentInput({ name: 'Listed Agent', source_url: 'https://github.com/example/listed' }),
+      {
+        emitEvents: false,
+      },
+    );
     const before = writeCounts();
     for (const spelling of [
       'https://github.com/example/listed',
@@ -259,7 +262,7 @@ describe('approving', () => {
   it('conflicts, naming the agent, when the source got listed meanwhile, and rolls everything back', async () => {
     const body = submissionBody();
     const created = await submit(body);
-    const agent = server.services.agents.create(agentInput({ name: 'Imported meanwhile', source_url: body.source_url }), {
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Imported meanwhile', source_url: body.source_url }), {
       emitEvents: false,
     });
     const before = writeCounts();

@@ -47,8 +47,8 @@ beforeAll(async () => {
     transport: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, timeoutCheckIntervalMs: 250 },
   });
   port = portOf(server.origin);
-  agentId = server.services.agents.create(agentInput({ name: 'Socket Target' })).id;
-  for (let i = 0; i < 30; i++) server.services.agents.create(agentInput({ name: `Filler ${i}` }));
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Socket Target' }))).id;
+  for (let i = 0; i < 30; i++) await server.services.agents.edits.create(agentInput({ name: `Filler ${i}` }));
 });
 afterAll(async () => {
   await server.close();

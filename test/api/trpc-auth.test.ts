@@ -20,7 +20,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken, { webRoot }) },
   );
-  server.services.agents.create(agentInput({ name: 'Alpha Coder' }), { emitEvents: false });
+  await server.services.agents.edits.create(agentInput({ name: 'Alpha Coder' }), { emitEvents: false });
 });
 afterAll(async () => {
   await server.close();

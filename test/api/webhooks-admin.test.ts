@@ -21,7 +21,7 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN, allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
   );
-  agentId = server.services.agents.create(agentInput({ name: 'Hooked Agent' }), { emitEvents: false }).id;
+  agentId = (await server.services.agents.edits.create(agentInput({ name: 'Hooked Agent' }), { emitEvents: false })).id;
 });
 afterAll(async () => {
   await server?.close();

@@ -93,10 +93,9 @@ describe('backup during writes, then restore', () => {
       const source = path.join(work, 'source');
       const seeded = openDatabase(databasePath({ dataDir: source }));
       const seedServices = createServices({ db: seeded, config: createConfig({ dataDir: source }) });
-      const ids = Array.from(
-        { length: AGENTS },
-        (_, i) => seedServices.agents.create(agentInput({ name: `Backup Agent ${i}` }), { emitEvents: false }).id,
-      );
+      const ids: string[] = [];
+      for (let i = 0; i < AGENTS; i++)
+        ids.push((await seedServices.agents.edits.create(agentInput({ name: `Backup Agent ${i}` }), { emitEvents: false })).id);
       seeded.$client.close();
 
       const server = await startServe(source);
@@ -209,17 +208,23 @@ describe('restore refuses what is not a backup of ours', () => {
       // A stopped data dir with other data: only with --force, and then it holds the backup's agents.
       const source = path.join(work, 'source');
       const seeded = openDatabase(databasePath({ dataDir: source }));
-      createServices({ db: seeded, config: createConfig({ dataDir: source }) }).agents.create(agentInput({ name: 'Kept Agent' }), {
-        emitEvents: false,
-      });
+      await createServices({ db: seeded, config: createConfig({ dataDir: source }) }).agents.edits.create(
+        agentInput({ name: 'Kept Agent' }),
+        {
+          emitEvents: false,
+        },
+      );
       seeded.$client.close();
       const backupFile = path.join(work, 'one.sqlite');
       expect((await runCli(['backup', backupFile, '--data-dir', source])).code).toBe(0);
       const other = path.join(work, 'other');
       const otherDb = openDatabase(databasePath({ dataDir: other }));
-      createServices({ db: otherDb, config: createConfig({ dataDir: other }) }).agents.create(agentInput({ name: 'Replaced Agent' }), {
-        emitEvents: false,
-      });
+      await createServices({ db: otherDb, config: createConfig({ dataDir: other }) }).agents.edits.create(
+        agentInput({ name: 'Replaced Agent' }),
+        {
+          emitEvents: false,
+        },
+      );
       otherDb.$client.close();
       expect((await runCli(['restore', backupFile, '--data-dir', other])).code).toBe(1);
       expect((await runCli(['restore', backupFile, '--data-dir', other, '--force'])).code).toBe(0);

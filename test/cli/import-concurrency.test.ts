@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase, type Db } from '../../src-api/db/client';
-import { importAgents, ImportRejectedError, type ImportProgress } from '../../src-api/modules/agents/agents-import';
+import { importAgents, ImportRejectedError } from '../../src-api/modules/agents/agents-import';
 import { createServices, type Services } from '../../src-api/services';
 import { agentInput, makeTempDir } from '../helpers/test-server';
 import { record } from './cli-helpers';
@@ -9,8 +9,8 @@ import { record } from './cli-helpers';
 /**
  * The import plans holding no lock, then takes the write lock. These tests
  * make another connection (standing in for a server process on the same data dir)
- * write in between, at the last progress report before the lock, and check that
- * the import notices and plans again instead of writing a stale plan.
+ * write in between (the import's `afterPlan`, awaited before its write transaction),
+ * and check that the import notices and plans again instead of writing a stale plan.
  */
 const opened: Db[] = [];
 afterEach(() => {
@@ -27,17 +27,6 @@ function twoConnections(): { cli: Services; server: Services } {
   return { cli: connect(), server: connect() };
 }
 
-/** Runs `work` once, when the plan is made and the write lock not yet taken. */
-function betweenPlanAndWrite(work: () => void) {
-  let done = false;
-  return (progress: ImportProgress) => {
-    if (!done && progress.phase === 'validating' && progress.done === progress.total) {
-      done = true;
-      work();
-    }
-  };
-}
-
 describe('import racing another writer', () => {
   it('re-checks under the write lock: a source_url taken in the meantime rejects the import, nothing written', async () => {
     const { cli, server } = twoConnections();
@@ -45,11 +34,13 @@ describe('import racing another writer', () => {
       { value: record(1), line: 1 },
       { value: record(2), line: 2 },
     ];
-    const onProgress = betweenPlanAndWrite(() => {
-      server.agents.create(agentInput({ name: 'Rival', source_url: 'https://example.com/agents/agent-2' }), { emitEvents: false });
-    });
+    const afterPlan = async () => {
+      await server.agents.edits.create(agentInput({ name: 'Rival', source_url: 'https://example.com/agents/agent-2' }), {
+        emitEvents: false,
+      });
+    };
 
-    const error = await importAgents(cli, records, { onProgress }).catch((caught: unknown) => caught);
+    const error = await importAgents(cli, records, { afterPlan }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ImportRejectedError);
     expect((error as ImportRejectedError).issues).toEqual([
       {
@@ -66,17 +57,17 @@ describe('import racing another writer', () => {
     const { cli, server } = twoConnections();
     await importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
 
-    const onProgress = betweenPlanAndWrite(() => {
-      server.agents.update('shared', { name: 'Renamed by the server' }, { emitEvents: false });
-      server.agents.create(agentInput({ name: 'Created meanwhile' }), { emitEvents: false });
-    });
+    const afterPlan = async () => {
+      await server.agents.edits.update('shared', { name: 'Renamed by the server' }, { emitEvents: false });
+      await server.agents.edits.create(agentInput({ name: 'Created meanwhile' }), { emitEvents: false });
+    };
     const summary = await importAgents(
       cli,
       [
         { value: { id: 'shared', tagline: 'Tagline from the import' }, line: 1 },
         { value: record(3), line: 2 },
       ],
-      { onProgress },
+      { afterPlan },
     );
 
     expect(summary).toEqual({ total: 2, created: 1, updated: 1, unchanged: 0 });

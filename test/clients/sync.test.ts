@@ -33,7 +33,8 @@ async function expectExact(): Promise<void> {
 describe('syncMirror', () => {
   it('builds the mirror, then keeps it exact through creates, edits, reviews, unlistings and relistings', async () => {
     const { agents, reviews } = server.services;
-    const ids = Array.from({ length: 25 }, (_, i) => agents.create(agentInput({ name: `Mirror Agent ${i}` }), { emitEvents: false }).id);
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) ids.push((await agents.edits.create(agentInput({ name: `Mirror Agent ${i}` }), { emitEvents: false })).id);
 
     const first = await syncMirror(client, file, { limit: 7 });
     expect(first).toMatchObject({ agents: 25, created: 25, updated: 0, removed: 0, pages: 4, restarted: false });
@@ -43,14 +44,14 @@ describe('syncMirror', () => {
     const idle = await syncMirror(client, file);
     expect(idle).toMatchObject({ agents: 25, created: 0, updated: 0, removed: 0, pages: 1, cursor: first.cursor });
 
-    agents.update(ids[0]!, { name: 'Mirror Agent renamed', capabilities: ['renamed'] });
+    await agents.edits.update(ids[0]!, { name: 'Mirror Agent renamed', capabilities: ['renamed'] });
     await agents.edits.setListed(ids[1]!, false);
     await agents.edits.setListed(ids[2]!, false);
     await agents.edits.setListed(ids[2]!, true);
     await agents.edits.setVerified(ids[3]!, true);
     await reviews.create(ids[4]!, { rating: 4, comment: 'fine', reviewer_name: 'Ada' }, { client: 'sync-test' });
-    const added = agents.create(agentInput({ name: 'Mirror Agent late' }), { emitEvents: false });
-    await agents.edits.setListed(agents.create(agentInput({ name: 'Mirror Agent gone' }), { emitEvents: false }).id, false);
+    const added = await agents.edits.create(agentInput({ name: 'Mirror Agent late' }), { emitEvents: false });
+    await agents.edits.setListed((await agents.edits.create(agentInput({ name: 'Mirror Agent gone' }), { emitEvents: false })).id, false);
 
     const second = await syncMirror(client, file, { limit: 3 });
     expect(second.agents).toBe(25);

@@ -256,7 +256,7 @@ describe('TypeScript client: writes', () => {
   });
 
   it('claim and verify through the well-known file; failures are 422 and 409', async () => {
-    const row = server.services.agents.create(agentInput({ name: 'Claimable TS Agent', source_url: `${site.origin}/agent` }));
+    const row = await server.services.agents.edits.create(agentInput({ name: 'Claimable TS Agent', source_url: `${site.origin}/agent` }));
     const claim = await client.claim({ agent_id: row.id, claimant_name: 'Owner', claimant_email: 'owner@example.com' });
     expect(claim.status).toBe('pending');
     expect(claim.verification.url).toBe(`${site.origin}/.well-known/agent-directory-claim.txt`);

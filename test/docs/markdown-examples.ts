@@ -824,7 +824,7 @@ export async function startClientExampleServer(): Promise<ClientExampleServer> {
   const siteOrigin = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}`;
   const server = (state.server = await startTestServer({ demoData: true, allowPrivateUrls: true }));
   for (const id of README_AGENT_IDS) {
-    server.services.agents.create(
+    await server.services.agents.edits.create(
       agentInput({
         name: `Example ${id}`,
         source_url: `${siteOrigin}/${id}`,

@@ -155,14 +155,16 @@ describe(`${DOC}: examples against real deliveries`, () => {
       categories: ['developer-tools'],
       type: 'coding',
     };
-    services.agents.update(agentId, Object.fromEntries(changed.map((field) => [field, patchValues[field]])), { actor: 'docs-test' });
+    await services.agents.edits.update(agentId, Object.fromEntries(changed.map((field) => [field, patchValues[field]])), {
+      actor: 'docs-test',
+    });
 
     const review = exampleOf('review.created').value.data as { rating: number; comment: string; reviewer_name: string };
     await services.reviews.create(agentId, { rating: review.rating, comment: review.comment, reviewer_name: review.reviewer_name });
 
     // The claim needs a source the test controls: a namesake agent listed on the local site (no event for its listing).
     const claimed = exampleOf('claim.approved').value.data as { claimant_name: string };
-    const owned = services.agents.create(agentInput({ name: registered.name, source_url: `${siteOrigin}/lint-buddy` }), {
+    const owned = await services.agents.edits.create(agentInput({ name: registered.name, source_url: `${siteOrigin}/lint-buddy` }), {
       emitEvents: false,
     });
     const claim = await services.claims.create({

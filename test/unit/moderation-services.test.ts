@@ -28,7 +28,7 @@ const at = (iso: string) => {
 
 describe('reviews', () => {
   it('stamps reviews with the clock and lists them by creation time, newest first', async () => {
-    const agent = services.agents.create(agentInput(), { emitEvents: false });
+    const agent = await services.agents.edits.create(agentInput(), { emitEvents: false });
     at('2025-03-02T08:00:00.000Z');
     const later = await services.reviews.create(agent.id, { rating: 5, comment: null, reviewer_name: null });
     // Written afterwards, but dated earlier (e.g. another process with a slower clock).
@@ -47,7 +47,7 @@ describe('reviews', () => {
   });
 
   it('stamps the audit entry of a hide with the clock', async () => {
-    const agent = services.agents.create(agentInput(), { emitEvents: false });
+    const agent = await services.agents.edits.create(agentInput(), { emitEvents: false });
     const review = await services.reviews.create(agent.id, { rating: 1, comment: 'spam', reviewer_name: null });
     at('2025-03-05T10:30:00.000Z');
     await services.reviews.setHidden(review.id, true, 'mod');

@@ -12,15 +12,14 @@ afterEach(() => {
 });
 
 describe('profile cache: visitProfilesJson', () => {
-  it('hands out the same bytes as profilesJson, in the order asked, cached or not, skipping ids without a profile', () => {
+  it('hands out the same bytes as profilesJson, in the order asked, cached or not, skipping ids without a profile', async () => {
     const dataDir = makeTempDir();
     dirs.push(dataDir);
     const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
     const services = createServices({ db: openDatabase(databasePath(config)), config });
-    const ids = Array.from(
-      { length: 6 },
-      (_, i) => services.agents.create(agentInput({ name: `Visit Agent ${i}` }), { emitEvents: false }).id,
-    );
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push((await services.agents.edits.create(agentInput({ name: `Visit Agent ${i}` }), { emitEvents: false })).id);
     const visited = (asked: string[]) => {
       const out: [number, string][] = [];
       services.agents.visitProfilesJson(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]));

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
+import type { AgentRow } from '../../src-api/modules/agents/agents.table';
 import { createServices } from '../../src-api/services';
 import { agentInput, makeTempDir } from '../helpers/test-server';
 
@@ -25,14 +26,16 @@ function servicesAt(start: Date) {
 describe('trust score refresh', () => {
   it('moves the age signal in slices of its own transactions, each change a change (change_seq)', async () => {
     const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
-    const created = Array.from({ length: 7 }, (_, i) => services.agents.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
+    const created: AgentRow[] = [];
+    for (let i = 0; i < 7; i++)
+      created.push(await services.agents.edits.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
     const before = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
     expect(await services.agents.refreshTrustScores()).toBe(0);
 
     advance(200);
     const seqBefore = services.agents.latestChangeSeq();
     const slices: number[] = [];
-    for (let afterId: string | undefined = ''; afterId !== undefined; ) {
+    for (let afterId: string | undefined = ''; afterId !== undefined;) {
       const slice = await services.agents.refreshTrustScoresSlice(afterId, 3);
       slices.push(slice.changed);
       afterId = slice.lastId;
@@ -48,7 +51,7 @@ describe('trust score refresh', () => {
 
   it('runs in the background to the end, one run at a time', async () => {
     const { services, advance } = servicesAt(new Date('2026-01-01T00:00:00Z'));
-    for (let i = 0; i < 5; i++) services.agents.create(agentInput({ name: `Background Agent ${i}` }), { emitEvents: false });
+    for (let i = 0; i < 5; i++) await services.agents.edits.create(agentInput({ name: `Background Agent ${i}` }), { emitEvents: false });
     advance(100);
     // In the background as server.ts runs it: one run at a time, a second one asked for meanwhile is skipped.
     const [run, skipped] = await Promise.all([

@@ -69,7 +69,7 @@ describe('cli webhooks', () => {
     endpointId = printed.id;
     receiver.secret = printed.secret;
 
-    const agent = server.services.agents.create(agentInput({ name: 'CLI Watched' }), { emitEvents: true });
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'CLI Watched' }), { emitEvents: true });
     const review = await server.post(`/agents/${agent.id}/reviews`, { rating: 5 });
     expect(review.status).toBe(201);
     await receiver.waitFor((hits) => hits.filter((h) => !h.isTest).length === 2, 10_000, 'agent.registered and review.created');
@@ -173,7 +173,7 @@ describe('cli webhooks', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).id).toBe(endpointId);
     const before = receiver.received.length;
-    server.services.agents.create(agentInput({ name: 'CLI Unwatched' }), { emitEvents: true });
+    await server.services.agents.edits.create(agentInput({ name: 'CLI Unwatched' }), { emitEvents: true });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.received).toHaveLength(before);
 

@@ -36,7 +36,7 @@ it('delivers every event at least once across a SIGKILL and a restart', { timeou
 
   // Before the server runs: one agent to review and an endpoint at the receiver (as `cli` would).
   const prep = createServices({ db: openDatabase(databasePath({ dataDir })), config: createConfig({ dataDir }) });
-  const agent = prep.agents.create(agentInput({ name: 'Crash Target' }), { emitEvents: false });
+  const agent = await prep.agents.edits.create(agentInput({ name: 'Crash Target' }), { emitEvents: false });
   const endpoint = await prep.webhooks.add({ url: receiver.url }, { actor: 'test' });
   receiver.secret = endpoint.secret;
   prep.db.$client.close();

@@ -110,7 +110,7 @@ describe('endpoints', () => {
     expect(rotated.version).toBe(2);
     receiver.secret = endpoint.secret; // the old one
     const before = receiver.received.length;
-    server.services.agents.create(agentInput({ name: 'Rotation Check' }), { emitEvents: true });
+    await server.services.agents.edits.create(agentInput({ name: 'Rotation Check' }), { emitEvents: true });
     await receiver.waitFor((hits) => hits.length > before, 10_000, 'the delivery after rotation');
     const hit = receiver.received.at(-1)!;
     expect(hit.signatureValid).toBe(false);
@@ -139,7 +139,7 @@ describe('delivery log and redelivery', () => {
     failingReceiver.secret = other.secret;
     otherEndpointId = other.id;
 
-    const agent = server.services.agents.create(agentInput({ name: 'Logged Agent' }), { emitEvents: true });
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Logged Agent' }), { emitEvents: true });
     const review = await server.post(`/agents/${agent.id}/reviews`, { rating: 3 });
     expect(review.status).toBe(201);
     await waitForDeliveryStatus(server.services, otherEndpointId, ['failed']);

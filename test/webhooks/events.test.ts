@@ -73,7 +73,7 @@ describe('the five event kinds', () => {
   let agentId: string;
 
   it('agent.registered: agents.create with events', async () => {
-    const agent = server.services.agents.create(
+    const agent = await server.services.agents.edits.create(
       agentInput({ name: 'Webhook Alpha', source_url: `http://127.0.0.1:${receiver.port}/alpha` }),
       { emitEvents: true },
     );
@@ -86,7 +86,7 @@ describe('the five event kinds', () => {
   });
 
   it('agent.updated: agents.update, with the names of the changed fields', async () => {
-    server.services.agents.update(agentId, { tagline: 'A new tagline', capabilities: ['testing', 'webhooks'] });
+    await server.services.agents.edits.update(agentId, { tagline: 'A new tagline', capabilities: ['testing', 'webhooks'] });
     await expectDelivered('agent.updated', { agent_id: agentId, name: 'Webhook Alpha', changed_fields: ['tagline', 'capabilities'] });
   });
 
@@ -120,7 +120,7 @@ describe('the five event kinds', () => {
   });
 
   it('agent.verified: agents.setVerified by a moderator', async () => {
-    const agent = server.services.agents.create(agentInput({ name: 'Webhook Beta' }), { emitEvents: false });
+    const agent = await server.services.agents.edits.create(agentInput({ name: 'Webhook Beta' }), { emitEvents: false });
     await server.services.agents.edits.setVerified(agent.id, true, { actor: 'moderator@test' });
     await expectDelivered('agent.verified', { agent_id: agent.id, name: 'Webhook Beta', via: 'moderator' });
   });
@@ -152,7 +152,7 @@ describe('other processes on the same data dir', () => {
     try {
       const endpoint = await other.webhooks.add({ url: late.url }, { actor: 'cli' });
       late.secret = endpoint.secret;
-      const agent = server.services.agents.create(agentInput({ name: 'Webhook Gamma' }), { emitEvents: false });
+      const agent = await server.services.agents.edits.create(agentInput({ name: 'Webhook Gamma' }), { emitEvents: false });
       const response = await server.post(`/agents/${agent.id}/reviews`, { rating: 5 });
       expect(response.status).toBe(201);
       await late.waitFor((hits) => hits.some((hit) => hit.body?.event === 'review.created'), 10_000, 'the review at the late endpoint');
@@ -164,7 +164,7 @@ describe('other processes on the same data dir', () => {
   });
 
   it("the server's dispatcher delivers events recorded by another process (found by polling)", async () => {
-    const agent = other.agents.create(agentInput({ name: 'Webhook Delta' }), { emitEvents: true });
+    const agent = await other.agents.edits.create(agentInput({ name: 'Webhook Delta' }), { emitEvents: true });
     await expectDelivered('agent.registered', { agent_id: agent.id, name: 'Webhook Delta', source_url: agent.sourceUrl });
     // The other connection never runs a dispatcher: the server's sent it.
     expect(other.webhookDispatcher.status()).toMatchObject({ running: false, attemptsSent: 0 });

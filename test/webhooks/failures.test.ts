@@ -54,8 +54,8 @@ async function endpointFor(server: TestServer, url: string, receiver?: WebhookRe
 }
 
 /** One real change that records one event; returns the event id. */
-function triggerEvent(server: TestServer, name: string): string {
-  const agent = server.services.agents.create(agentInput({ name }), { emitEvents: true });
+async function triggerEvent(server: TestServer, name: string): Promise<string> {
+  const agent = await server.services.agents.edits.create(agentInput({ name }), { emitEvents: true });
   const event = server.services.events.listRecent(20).find((row) => row.type === 'agent.registered' && row.data.agent_id === agent.id);
   return event!.id;
 }
@@ -97,7 +97,7 @@ describe('retries on the schedule', () => {
   it('500: four attempts at 0, +50, +100, +150 ms after each failure, then failed; response excerpts logged', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500, body: 'receiver is broken' }));
     const endpoint = await endpointFor(fast, receiver.url, receiver);
-    const eventId = triggerEvent(fast, 'Retry Five Hundred');
+    const eventId = await triggerEvent(fast, 'Retry Five Hundred');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
     await receiver.waitForQuiet(400); // and no fifth attempt
@@ -120,7 +120,7 @@ describe('retries on the schedule', () => {
   it('timeout: an answer slower than timeoutMs is a failure; retried on the schedule', async () => {
     const receiver = await receiverAnswering(() => ({ hang: true }));
     const endpoint = await endpointFor(fast, receiver.url, receiver);
-    const eventId = triggerEvent(fast, 'Retry Timeout');
+    const eventId = await triggerEvent(fast, 'Retry Timeout');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed'], 15_000);
     await receiver.waitForQuiet(400);
@@ -141,7 +141,7 @@ describe('retries on the schedule', () => {
       hit.path === '/hooks' ? { status: 302, headers: { location: '/elsewhere' } } : { status: 200, body: 'followed!' },
     );
     const endpoint = await endpointFor(fast, receiver.url, receiver);
-    const eventId = triggerEvent(fast, 'Retry Redirect');
+    const eventId = await triggerEvent(fast, 'Retry Redirect');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
     await receiver.waitForQuiet(400);
@@ -157,7 +157,7 @@ describe('retries on the schedule', () => {
   it('connection refused: four attempts logged with the error, on the schedule', async () => {
     const closedPort = await freePort();
     const endpoint = await endpointFor(fast, `http://127.0.0.1:${closedPort}/hooks`);
-    triggerEvent(fast, 'Retry Refused');
+    await triggerEvent(fast, 'Retry Refused');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['failed']);
     expect(delivery.attempt_count).toBe(4);
@@ -173,7 +173,7 @@ describe('retries on the schedule', () => {
     let calls = 0;
     const receiver = await receiverAnswering(() => (++calls <= 2 ? { status: 503, body: 'busy' } : { status: 204 }));
     const endpoint = await endpointFor(fast, receiver.url, receiver);
-    triggerEvent(fast, 'Retry Then Succeed');
+    await triggerEvent(fast, 'Retry Then Succeed');
 
     const delivery = await waitForDeliveryStatus(fast.services, endpoint.id, ['succeeded']);
     await receiver.waitForQuiet(400);
@@ -201,14 +201,14 @@ describe('disabling endpoints', () => {
       hit.body?.data.name === 'Gone Second' ? { status: 410, body: 'gone' } : { status: 500, body: 'not yet' },
     );
     const endpoint = await endpointFor(slow, receiver.url, receiver);
-    triggerEvent(slow, 'Gone First');
+    await triggerEvent(slow, 'Gone First');
     const waiting = await eventually(async () => {
       const [delivery] = await deliveriesOf(slow.services, endpoint.id);
       return delivery?.status === 'pending' && delivery.attempt_count === 1 ? delivery : undefined;
     }, 'the first delivery to fail once and wait for its retry');
     expect(Date.parse(waiting.next_attempt_at!)).toBeGreaterThan(Date.now() + 3_000); // retry in 5 s
 
-    triggerEvent(slow, 'Gone Second');
+    await triggerEvent(slow, 'Gone Second');
     const disabled = await eventually(async () => {
       const current = await slow.services.webhooks.get(endpoint.id);
       return current.active ? undefined : current;
@@ -221,7 +221,7 @@ describe('disabling endpoints', () => {
     expect(second).toMatchObject({ status: 'failed', attempt_count: 1, last_status_code: 410 });
 
     // A disabled endpoint gets no new deliveries at all.
-    triggerEvent(slow, 'Gone Third');
+    await triggerEvent(slow, 'Gone Third');
     await receiver.waitForQuiet(300);
     expect(receiver.received).toHaveLength(2);
     expect(await deliveriesOf(slow.services, endpoint.id)).toHaveLength(2);
@@ -233,7 +233,7 @@ describe('disabling endpoints', () => {
   it('disableAfterFailures consecutive failed attempts disable the endpoint and cancel its retries', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500 }));
     const endpoint = await endpointFor(slow, receiver.url, receiver);
-    for (const name of ['Streak One', 'Streak Two', 'Streak Three']) triggerEvent(slow, name);
+    for (const name of ['Streak One', 'Streak Two', 'Streak Three']) await triggerEvent(slow, name);
 
     const disabled = await eventually(async () => {
       const current = await slow.services.webhooks.get(endpoint.id);
@@ -263,7 +263,7 @@ describe('disabling endpoints', () => {
   it('a moderator disabling an endpoint cancels what is waiting; nothing more is sent', async () => {
     const receiver = await receiverAnswering(() => ({ status: 500 }));
     const endpoint = await endpointFor(slow, receiver.url, receiver);
-    triggerEvent(slow, 'Moderated Off');
+    await triggerEvent(slow, 'Moderated Off');
     await receiver.waitFor((hits) => hits.length === 1, 10_000, 'the first attempt');
     // The receiver may have answered before the dispatcher recorded it (the delivery is still in flight then).
     await eventually(async () => {

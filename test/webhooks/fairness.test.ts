@@ -40,7 +40,7 @@ describe('per-endpoint fairness', () => {
 
     const EVENTS = 20;
     const started = Date.now();
-    for (let i = 0; i < EVENTS; i++) server.services.agents.create(agentInput({ name: `Fairness ${i}` }), { emitEvents: true });
+    for (let i = 0; i < EVENTS; i++) await server.services.agents.edits.create(agentInput({ name: `Fairness ${i}` }), { emitEvents: true });
 
     await fast.waitFor((hits) => hits.length === EVENTS, 5_000, `all ${EVENTS} deliveries at the fast receiver`);
     const fastDone = Date.now() - started;
@@ -81,7 +81,8 @@ describe('per-endpoint fairness', () => {
 
     const EVENTS = 20;
     const started = Date.now();
-    for (let i = 0; i < EVENTS; i++) server.services.agents.create(agentInput({ name: `Shared slots ${i}` }), { emitEvents: true });
+    for (let i = 0; i < EVENTS; i++)
+      await server.services.agents.edits.create(agentInput({ name: `Shared slots ${i}` }), { emitEvents: true });
 
     await fast.waitFor((hits) => hits.length === EVENTS, 5_000, `all ${EVENTS} deliveries at the fast receiver`);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -106,7 +107,7 @@ describe('what counts toward disabling an endpoint', () => {
 
   it('a host name that does not resolve is retried but never disables the endpoint', async () => {
     const endpoint = await server.services.webhooks.add({ url: 'http://agent-directory-test.invalid/hooks' }, { actor: 'test' });
-    server.services.agents.create(agentInput({ name: 'Unresolvable' }), { emitEvents: true });
+    await server.services.agents.edits.create(agentInput({ name: 'Unresolvable' }), { emitEvents: true });
     const [delivery] = await eventually(async () => {
       const found = await deliveriesOf(server.services, endpoint.id);
       return found[0]?.status === 'failed' ? found : undefined;
@@ -122,7 +123,7 @@ describe('what counts toward disabling an endpoint', () => {
     const failing = await startWebhookReceiver({ respond: () => ({ status: 500 }) });
     receivers.push(failing);
     const endpoint = await server.services.webhooks.add({ url: failing.url }, { actor: 'test' });
-    server.services.agents.create(agentInput({ name: 'Really Failing' }), { emitEvents: true });
+    await server.services.agents.edits.create(agentInput({ name: 'Really Failing' }), { emitEvents: true });
     const disabled = await eventually(async () => {
       const current = await server.services.webhooks.get(endpoint.id);
       return current.active ? undefined : current;

@@ -28,7 +28,7 @@ it('refuses loopback destinations, however they are spelled, and logs each attem
   ];
   const endpoints = [];
   for (const url of urls) endpoints.push(await server.services.webhooks.add({ url }, { actor: 'test' }));
-  server.services.agents.create(agentInput({ name: 'Private Probe' }), { emitEvents: true });
+  await server.services.agents.edits.create(agentInput({ name: 'Private Probe' }), { emitEvents: true });
 
   for (const endpoint of endpoints) {
     const delivery = await eventually(async () => {

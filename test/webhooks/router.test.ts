@@ -49,7 +49,7 @@ it('manages an endpoint end to end with the caller as the audit actor', async ()
   expect((await admin.list()).endpoints.map((e) => e.id)).toEqual([created.id]);
   expect(await admin.get({ id: created.id })).not.toHaveProperty('secret');
 
-  server.services.agents.create(agentInput({ name: 'Console Watched' }), { emitEvents: true });
+  await server.services.agents.edits.create(agentInput({ name: 'Console Watched' }), { emitEvents: true });
   await receiver.waitFor((hits) => hits.length === 1, 10_000, 'the delivery');
   const { deliveries, total } = await eventually(async () => {
     const page = await admin.deliveries({ endpointId: created.id, status: 'succeeded' });

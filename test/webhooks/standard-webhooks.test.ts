@@ -35,8 +35,8 @@ afterAll(async () => {
 const verify = (secret: string, hit: ReceivedWebhook) =>
   new Webhook(secret).verify(hit.rawBody.toString('utf8'), hit.headers as Record<string, string>) as { id: string };
 
-function register(name: string): string {
-  return server.services.agents.create(agentInput({ name }), { emitEvents: true }).id;
+async function register(name: string): Promise<string> {
+  return (await server.services.agents.edits.create(agentInput({ name }), { emitEvents: true })).id;
 }
 
 describe('Standard Webhooks headers', () => {
@@ -45,8 +45,8 @@ describe('Standard Webhooks headers', () => {
     receiver.secret = endpoint.secret;
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/); // standard base64, as the libraries decode it
     const before = receiver.received.length;
-    register('Standard One');
-    register('Standard Two');
+    await register('Standard One');
+    await register('Standard Two');
     await receiver.waitFor((hits) => hits.length >= before + 2, 10_000, 'two deliveries');
     for (const hit of receiver.received.slice(before)) {
       const event = verify(endpoint.secret, hit);
@@ -63,7 +63,7 @@ describe('Standard Webhooks headers', () => {
     const endpoint = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     receiver.secret = endpoint.secret;
     const before = receiver.received.length;
-    register('Replay Target');
+    await register('Replay Target');
     await receiver.waitFor((hits) => hits.length > before, 10_000, 'the delivery');
     const hit = receiver.received.at(-1)!;
     expect(() => verify(endpoint.secret, hit)).not.toThrow();
@@ -89,7 +89,7 @@ describe('Standard Webhooks headers', () => {
     receiver.respond = (hit) => (hit.attempt === 1 ? { status: 503 } : { status: 200 });
     try {
       const before = receiver.received.length;
-      register('Retry Stamp');
+      await register('Retry Stamp');
       await receiver.waitFor((hits) => hits.length >= before + 2, 10_000, 'the first attempt and its retry');
       const [first, second] = receiver.received.slice(before);
       expect(second!.eventId).toBe(first!.eventId);
@@ -121,7 +121,7 @@ describe('secret rotation', () => {
     receiver.respond = (hit) => (hit.attempt === 1 ? { status: 503 } : { status: 200 });
     try {
       const before = receiver.received.length;
-      register('Rotation In Flight');
+      await register('Rotation In Flight');
       await receiver.waitFor((hits) => hits.length > before, 10_000, 'the first (failing) attempt');
       const first = receiver.received.at(-1)!;
       expect(String(first.headers['webhook-signature']).split(' ')).toHaveLength(1);

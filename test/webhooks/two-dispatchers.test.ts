@@ -50,7 +50,7 @@ it('two dispatchers on one database share the work and never send one delivery t
   const EVENTS = 300;
   for (let i = 0; i < EVENTS; i++) {
     const writer = i % 2 === 0 ? a : b;
-    writer.agents.create(agentInput({ name: `Shared ${i}` }), { emitEvents: true });
+    await writer.agents.edits.create(agentInput({ name: `Shared ${i}` }), { emitEvents: true });
     if (i % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
   }
   await receiver.waitFor((hits) => new Set(hits.map((h) => h.eventId)).size === EVENTS, 30_000, `all ${EVENTS} events`);
@@ -81,7 +81,7 @@ it('a delivery whose lease ran out (its process died mid-send) is taken over, lo
   const crashed = open(config);
   const endpoint = await crashed.webhooks.add({ url: receiver.url }, { actor: 'test' });
   receiver.secret = endpoint.secret;
-  crashed.agents.create(agentInput({ name: 'Half Sent' }), { emitEvents: true });
+  await crashed.agents.edits.create(agentInput({ name: 'Half Sent' }), { emitEvents: true });
 
   // "Process A" claims the delivery and dies before sending or recording anything.
   const deadOwner = newLeaseOwner();

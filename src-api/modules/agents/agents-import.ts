@@ -96,6 +96,11 @@ export interface ImportOptions {
   /** What was imported (a file name), for the audit log. */
   source?: string;
   onProgress?: (progress: ImportProgress) => void;
+  /**
+   * Awaited once the plan is made, before the write transaction (no lock held): test/cli/import-concurrency
+   * writes there from another connection, as a server process on the same data dir could.
+   */
+  afterPlan?: () => Promise<void>;
 }
 
 export interface ImportSummary {
@@ -177,6 +182,7 @@ export async function importAgents(
   let planned = await plan();
   onProgress?.({ phase: 'validating', done: total, total });
   if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
+  await options.afterPlan?.();
 
   // 3. All writes in one transaction, with the change cursor held (no other agent write
   // until it commits). If agents changed since the plan was made, plan again first.
