@@ -14,7 +14,7 @@ import { pgAgentRowReads } from './agent-rows-pg';
 import { MAX_BULK_IDS, type AgentProfile, type ConsoleListAgentsQuery, type ListAgentsQuery } from './agents.schemas';
 import type { AgentRow } from './agents.table';
 import { createProfileCache, parseProfile, type ProfileCache, type ProfileJson } from './profile-cache';
-import { bayesianRatingSql } from './trust-score';
+import { ratingSortSql } from './trust-score';
 
 /**
  * The reads of agents (profiles, lists, bulk, the change feed, the console's
@@ -121,24 +121,19 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
   const requireRow = async (id: string, includeUnlisted = false): Promise<AgentRow> => requireFound(await findRow(id), id, includeUnlisted);
 
   /** Sorts of the console's browse: a column, or the average rating (unrated last); text in byte order on both stores. */
-  const sortColumn = (sort: ListAgentsQuery['sort']): AnySQLiteColumn | SQL => {
+  const sortColumn = (sort: ListAgentsQuery['sort'], order: 'asc' | 'desc'): AnySQLiteColumn | SQL => {
     if (sort === 'name') return byteOrder(store, agents.name);
-    if (sort === 'rating') return sql.raw(bayesianRatingSql(store.dialect));
+    if (sort === 'rating') return sql.raw(ratingSortSql(store.dialect, order));
     return { trust_score: agents.trustScore, created_at: agents.createdAt, updated_at: agents.updatedAt }[sort];
   };
 
   /** One page of rows matching every filter, in the query's sort order (ties by id). */
   const pageOfRows = async (filters: SQL[], query: ListAgentsQuery): Promise<Page<AgentRow>> => {
     const where = filters.length ? and(...filters) : undefined;
-    const direction = (query.order ?? DEFAULT_ORDER[query.sort]) === 'asc' ? asc : desc;
-    const column = sortColumn(query.sort);
-    const id = byteOrder(store, agents.id);
-    // The id tie-break runs in the sort's direction, so the (listed, [type,] column, id) indexes serve it.
-    const orderBy =
-      query.sort === 'rating'
-        ? // Unrated agents last in either direction.
-          [sql`${column} IS NULL`, direction(column), direction(id)]
-        : [direction(column), direction(id)];
+    const order = query.order ?? DEFAULT_ORDER[query.sort];
+    const direction = order === 'asc' ? asc : desc;
+    // The id tie-break runs in the sort's direction, so the (listed, [type,] sort key, id) indexes serve it.
+    const orderBy = [direction(sortColumn(query.sort, order)), direction(byteOrder(store, agents.id))];
     const rows = await store.rows(
       store.db
         .select()

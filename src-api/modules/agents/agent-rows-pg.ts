@@ -3,7 +3,7 @@ import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import { INDEX_KEYS, type AgentRowReads, type ListedPageQuery } from './agent-rows';
-import { bayesianRatingSql } from './trust-score';
+import { ratingSortSql } from './trust-score';
 
 /**
  * The agent row reads of agent-rows.ts on PostgreSQL, through drizzle (values
@@ -16,10 +16,9 @@ export function pgAgentRowReads(store: Store): AgentRowReads {
   const all = getTableColumns(agents);
   const indexColumns = Object.fromEntries(INDEX_KEYS.map((key) => [key, all[key]])) as Pick<typeof all, (typeof INDEX_KEYS)[number]>;
   const idAfter = (afterId: string) => sql`${byteOrder(store, agents.id)} > ${afterId}`;
-  const rating = sql.raw(bayesianRatingSql('postgres'));
-  const sortColumn = (orderBy: ListedPageQuery['orderBy']): SQL | AnySQLiteColumn => {
+  const sortColumn = (orderBy: ListedPageQuery['orderBy'], direction: ListedPageQuery['direction']): SQL | AnySQLiteColumn => {
     if (orderBy === 'name') return byteOrder(store, agents.name);
-    if (orderBy === 'rating') return rating;
+    if (orderBy === 'rating') return sql.raw(ratingSortSql('postgres', direction));
     return { trust_score: agents.trustScore, created_at: agents.createdAt, updated_at: agents.updatedAt }[orderBy];
   };
 
@@ -47,10 +46,7 @@ export function pgAgentRowReads(store: Store): AgentRowReads {
     byId: (id) => store.first(store.db.select().from(agents).where(eq(agents.id, id)).limit(1)),
     async listedPageIds({ orderBy, direction, type, limit, offset }) {
       const dir = direction === 'asc' ? asc : desc;
-      const column = sortColumn(orderBy);
-      const ids = byteOrder(store, agents.id);
-      // Unrated agents last in either direction, as on SQLite.
-      const order = orderBy === 'rating' ? [sql`${column} IS NULL`, dir(column), dir(ids)] : [dir(column), dir(ids)];
+      const order = [dir(sortColumn(orderBy, direction)), dir(byteOrder(store, agents.id))];
       const listed = type ? and(eq(agents.listed, true), eq(agents.type, type)) : eq(agents.listed, true);
       const rows = await store.rows(
         store.db

@@ -1,4 +1,4 @@
-import { BAYESIAN_RATING_SQL } from './trust-score';
+import { ratingSortSql } from './trust-score';
 import { getTableColumns } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client';
@@ -78,13 +78,13 @@ export interface FeedRow {
   changeSeq: number;
 }
 
-/** SQL for each public list sort: a column, or the average rating (unrated last). */
+/** SQL for each public list sort: a column, or the average rating (unrated last, see ratingSortSql). */
 const LIST_SORT_SQL = {
-  trust_score: '"trust_score"',
-  name: '"name"',
-  rating: BAYESIAN_RATING_SQL,
-  created_at: '"created_at"',
-  updated_at: '"updated_at"',
+  trust_score: () => '"trust_score"',
+  name: () => '"name"',
+  rating: (direction: 'asc' | 'desc') => ratingSortSql('sqlite', direction),
+  created_at: () => '"created_at"',
+  updated_at: () => '"updated_at"',
 } as const;
 
 export interface ListedPageQuery {
@@ -119,10 +119,9 @@ export function createAgentRowStatements(db: Db): AgentRowStatements {
     let statement = listStatements.get(key);
     if (!statement) {
       const dir = direction === 'asc' ? 'ASC' : 'DESC';
-      const sortSql = LIST_SORT_SQL[orderBy];
-      const order = orderBy === 'rating' ? `(${sortSql}) IS NULL, ${sortSql} ${dir}, "id" ${dir}` : `${sortSql} ${dir}, "id" ${dir}`;
+      const order = `${LIST_SORT_SQL[orderBy](direction)} ${dir}, "id" ${dir}`;
       statement = db.$client
-        // Ids only: the list indexes cover them (listed, [type,] sort column, id), so no table row is read.
+        // Ids only: the list indexes cover them (listed, [type,] sort key, id), so no table row is read.
         .prepare(`SELECT "id" FROM "agents" WHERE "listed" = 1${type ? ' AND "type" = ?' : ''} ORDER BY ${order} LIMIT ? OFFSET ?`)
         .pluck();
       listStatements.set(key, statement);

@@ -1,4 +1,6 @@
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { ratingSortSql } from './trust-score';
 
 export type AgentStatus = 'active' | 'deprecated';
 
@@ -70,6 +72,11 @@ export const agents = sqliteTable(
     index('agents_list_type_name_idx').on(table.listed, table.type, table.name, table.id),
     index('agents_list_type_created_idx').on(table.listed, table.type, table.createdAt, table.id),
     index('agents_list_type_updated_idx').on(table.listed, table.type, table.updatedAt, table.id),
+    // sort=rating: one index per direction (each puts unrated agents last: trust-score.ts ratingSortSql). The type
+    // comes last, so a page with the type filter walks the same index, skipping other types without reading rows:
+    // a second pair with the type in front made SQLite's row updates 1.5× slower, this pair 1.1× (100k agents).
+    index('agents_list_rating_desc_idx').on(table.listed, sql.raw(ratingSortSql('sqlite', 'desc')), table.id, table.type),
+    index('agents_list_rating_asc_idx').on(table.listed, sql.raw(ratingSortSql('sqlite', 'asc')), table.id, table.type),
   ],
 );
 

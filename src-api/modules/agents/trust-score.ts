@@ -33,12 +33,20 @@ export const PRIOR_MEAN = 3;
  * The same Bayesian mean in SQL over the agents row, NULL for an unrated agent: one 5-star review
  * (5 + 15) / 6 = 3.33 does not outrank fifty 4.8s (255 / 55 = 4.64).
  */
-export const BAYESIAN_RATING_SQL = bayesianRatingSql('sqlite');
-
-/** The same per dialect: SQLite's REAL is a double, PostgreSQL's a 4-byte float (double precision is its double). */
-export function bayesianRatingSql(dialect: 'sqlite' | 'postgres'): string {
+function bayesianRatingSql(dialect: 'sqlite' | 'postgres'): string {
+  // SQLite's REAL is a double, PostgreSQL's a 4-byte float (double precision is its double).
   const double = dialect === 'sqlite' ? 'REAL' : 'double precision';
   return `CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS ${double}) + ${PRIOR_COUNT * PRIOR_MEAN}) / ("rating_count" + ${PRIOR_COUNT}) END`;
+}
+
+/**
+ * The key `sort=rating` orders by, in `direction`, ties by id: the Bayesian mean, unrated agents last
+ * in either direction (a rating is 1–5, so unrated counts as 0 when sorting down and 6 when sorting up).
+ * The agents table indexes both keys (agents_list_rating_desc_idx / _asc_idx, written by this very
+ * function), so a rating page is an index walk; the SQL text must stay exactly as the index has it.
+ */
+export function ratingSortSql(dialect: 'sqlite' | 'postgres', direction: 'asc' | 'desc'): string {
+  return `coalesce(${bayesianRatingSql(dialect)}, ${direction === 'asc' ? 6 : 0})`;
 }
 const DAY_MS = 86_400_000;
 

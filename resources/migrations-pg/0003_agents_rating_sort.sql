@@ -1,0 +1,2 @@
+CREATE INDEX "agents_list_rating_desc_idx" ON "agents" USING btree ("listed",coalesce(CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS double precision) + 15) / ("rating_count" + 5) END, 0),"id","type");--> statement-breakpoint
+CREATE INDEX "agents_list_rating_asc_idx" ON "agents" USING btree ("listed",coalesce(CASE WHEN "rating_count" = 0 THEN NULL ELSE (CAST("rating_sum" AS double precision) + 15) / ("rating_count" + 5) END, 6),"id","type");
