@@ -105,7 +105,7 @@ export const configSchema = z.object({
   redisUrl: z.string().optional(),
   /**
    * `--database URL` (contract section 8): `sqlite:<path>` or `postgres://…`; undefined: SQLite in the data dir
-   * (`databasePath`). PostgreSQL is recognised and refused at start-up until its store exists (issue 16).
+   * (`databaseTarget`).
    */
   databaseUrl: z.string().optional(),
   transport: transportConfigSchema,
@@ -438,16 +438,26 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
-/**
- * The SQLite file of the directory: `--database sqlite:<path>`, else `agent-directory.sqlite` in the data dir.
- * A postgres:// database is refused here, at start-up of serve and of every cli command, until its store exists.
- */
-export function databasePath(config: Pick<Config, 'dataDir' | 'databaseUrl'>): string {
+/** Where the directory is kept: a SQLite file, or a PostgreSQL database. */
+export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string };
+
+/** `--database sqlite:<path>` or `postgres://…`, else SQLite: `agent-directory.sqlite` in the data dir. */
+export function databaseTarget(config: Pick<Config, 'dataDir' | 'databaseUrl'>): DatabaseTarget {
   const url = config.databaseUrl;
-  if (url === undefined) return path.join(config.dataDir, 'agent-directory.sqlite');
-  if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
-  throw new ConfigError(
-    'PostgreSQL (--database postgres://…) is not supported yet: this version keeps the directory in SQLite; ' +
-      'leave --database out or give sqlite:<path>',
-  );
+  if (url === undefined) return { dialect: 'sqlite', file: path.join(config.dataDir, 'agent-directory.sqlite') };
+  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', file: url.slice('sqlite:'.length) };
+  return { dialect: 'postgres', url };
+}
+
+/**
+ * The SQLite file of the directory, for what only SQLite has (backups copy the file). On a postgres://
+ * database it throws a ConfigError that says `what` needs SQLite and `instead` what to use.
+ */
+export function databasePath(
+  config: Pick<Config, 'dataDir' | 'databaseUrl'>,
+  { what = 'this', instead }: { what?: string; instead?: string } = {},
+): string {
+  const target = databaseTarget(config);
+  if (target.dialect === 'sqlite') return target.file;
+  throw new ConfigError(`${what} works on SQLite only, and --database is PostgreSQL${instead ? `: ${instead}` : ''}`);
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolveAdminToken } from './admin-token';
-import { databasePath, type Config } from './config';
-import { openDatabase } from './db/client';
+import type { Config } from './config';
+import { openStore } from './db/open-store';
 import { connectRedis } from './lib/redis';
 import { seedDemoDirectoryIfEmpty } from './demo/seed-demo';
 import { buildApp, API_PREFIX } from './http/app';
@@ -27,12 +27,18 @@ export interface StartServerOptions {
 
 /** Opens the data dir, seeds the demo directory if asked and empty, and listens. */
 export async function startServer(config: Config, options: StartServerOptions = {}): Promise<RunningServer> {
-  // A database this version cannot use (postgres:// for now) is refused before anything starts.
-  const file = databasePath(config);
   // Limits shared with other processes need their Redis: unreachable, the server does not start (RedisUnreachableError).
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
-  const db = openDatabase(file, { migrationsFolder: options.migrationsFolder });
-  const services = createServices({ db, config, redis });
+  // SQLite (the data dir's file) or PostgreSQL (--database postgres://…): opened and migrated. An unreachable
+  // PostgreSQL or one that refuses us is a PostgresConnectError, one line (serve prints it and exits 1).
+  let database: Awaited<ReturnType<typeof openStore>>;
+  try {
+    database = await openStore(config, { migrationsFolder: options.migrationsFolder });
+  } catch (error) {
+    await redis?.quit();
+    throw error;
+  }
+  const services = createServices({ store: database.store, config, redis });
   if (config.demoData) {
     // Seeded once, however many processes start together on an empty database (seedDemoDirectoryIfEmpty).
     // Same agents and text on every machine; dates end today, so the console's "last 30 days" charts show a living directory.
@@ -52,10 +58,14 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // and /health answers meanwhile; then the profile cache is filled the same
   // way, and trust scores catch up with the age signal (and again daily).
   let stopProfileWarmUp: (() => void) | undefined;
+  let closed = false;
   // Background work that fails (say the database stays locked past busy_timeout) is reported, not fatal:
   // requests finish the index catch-up themselves, the profile cache fills on demand, and the trust
   // refresh runs again tomorrow.
-  const reportBackgroundError = (what: string) => (error: unknown) => console.error(`${what} failed:`, error);
+  // Once closing, a read still in flight fails with the closed database (PostgreSQL's ended pool): not reported.
+  const reportBackgroundError = (what: string) => (error: unknown) => {
+    if (!closed) console.error(`${what} failed:`, error);
+  };
   // Each job is marked as background work until it ends (/health's `idle`); the search index then takes in
   // what the trust refresh changed, so an idle server has nothing left to catch up.
   // Through store.runExclusive: one process at a time on PostgreSQL (the others skip that run), and on
@@ -128,7 +138,6 @@ export async function startServer(config: Config, options: StartServerOptions = 
   // Mail goes out the same way: only while serving, polling so mail queued by CLI commands is sent too.
   services.mailWorker.start();
 
-  let closed = false;
   return {
     app,
     services,
@@ -149,7 +158,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
       await services.webhookDispatcher.stop(); // waits (bounded) for sends in flight, before the database closes
       await services.mailWorker.stop();
       await services.keyUsage.flush();
-      db.$client.close();
+      await database.close();
       await redis?.quit();
     },
   };

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Db } from './db/client';
+import { AppError } from './errors';
 import type { Store } from './db/store';
-import { sqliteStore } from './db/store-sqlite';
+import { sqliteDbOf, sqliteStore } from './db/store-sqlite';
 import { createRateLimiter, createRedisRateLimiter } from './http/rate-limit';
 import { createBackgroundWork } from './lib/background-work';
 import { systemClock, type Clock } from './lib/clock';
@@ -31,7 +32,7 @@ import { createMarketingService } from './modules/marketing/marketing.service';
 import { createPostQueue } from './modules/marketing/post-queue';
 import { createNewsletterService } from './modules/newsletter/newsletter.service';
 import { createReviewsService } from './modules/reviews/reviews.service';
-import { createSearchService } from './modules/search/search.service';
+import { createSearchService, type SearchService } from './modules/search/search.service';
 import { createStatsService } from './modules/stats/stats.service';
 import { createSubmissionsService } from './modules/submissions/submissions.service';
 import { createWebhookDispatcher } from './modules/webhooks/webhooks.dispatcher';
@@ -39,25 +40,29 @@ import { createWebhookSender } from './modules/webhooks/webhooks.sender';
 import { createWebhooksService } from './modules/webhooks/webhooks.service';
 
 export interface ServiceDeps {
-  db: Db;
+  /**
+   * The data-access seam every service runs on, SQLite or PostgreSQL (db/open-store.ts opens the one
+   * `--database` names). Give this or `db`.
+   */
+  store?: Store;
+  /** A SQLite connection its caller opened (tests, benches): the services run on `sqliteStore(db)`. */
+  db?: Db;
   config: Config;
   clock?: Clock;
   ids?: IdGenerator;
   /** The connected Redis of `--redis-url` (startServer connects it): limits shared by every process. */
   redis?: Redis;
-  /** The data-access seam the ported services use (db/README.md); by default the SQLite one over `db`. */
-  store?: Store;
 }
 
 /** Every service, wired once; both transports (REST and tRPC) and the CLI use this one object. */
-export function createServices({
-  db,
-  config,
-  clock = systemClock,
-  ids = createIdGenerator(),
-  redis,
-  store = sqliteStore(db),
-}: ServiceDeps) {
+export function createServices({ db: givenDb, store: givenStore, config, clock = systemClock, ids = createIdGenerator(), redis }: ServiceDeps) {
+  if (!givenStore && !givenDb) throw new Error('createServices needs a store (or a SQLite db)');
+  const store = givenStore ?? sqliteStore(givenDb!);
+  // The SQLite connection under the store: undefined on PostgreSQL, where nothing may need one.
+  const sqliteDb = givenDb ?? sqliteDbOf(store);
+  // The synchronous forms still written on a Db (kept for tests and benches until db/README.md's step 1
+  // removes them) get one that says "SQLite only" if they are ever reached on PostgreSQL.
+  const db = sqliteDb ?? sqliteOnlyDb();
   const base = { db, clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
@@ -91,12 +96,12 @@ export function createServices({
   accounts.onClose((accountId) => accountRecords.detach(accountId));
   // The one write path of agents (the service, `cli import` and the demo seeder): rules, change cursor, events.
   // onCommitted: this process's agent writes reach its readers (the PostgreSQL change cursor) once committed.
-  const agentWrites = createAgentWrites({ db, store, clock, events, onCommitted: () => agents.changed() });
+  const agentWrites = createAgentWrites({ db: sqliteDb, store, clock, events, onCommitted: () => agents.changed() });
   const agents = createAgentsService({ ...base, store, writes: agentWrites, audit, profileCacheEntries: config.profileCacheEntries });
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
   accounts.onRename((accountId, name) => agents.edits.renameOwner(accountId, name));
   accounts.onClose((accountId) => agents.edits.detachOwner(accountId));
-  const search = createSearchService({ ...base, agents, cache: config.searchCache });
+  const search = sqliteDb ? createSearchService({ ...base, agents, cache: config.searchCache }) : searchNotOnPostgresYet();
   const reviews = createReviewsService({
     ...base,
     store,
@@ -141,7 +146,7 @@ export function createServices({
   // In the closing store transaction: the endpoints, their delivery logs and the audit entries go with the account.
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
-  const backups = createBackupService({ db, config, clock, audit });
+  const backups = createBackupService({ db: sqliteDb, config, clock, audit });
   // Start-up warm-ups and the trust refresh in progress (startServer marks them), for /health's `idle`.
   const background = createBackgroundWork();
 
@@ -186,3 +191,37 @@ export function createServices({
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** A Db whose every use throws: what the SQLite-only sync forms get on PostgreSQL (none of them is called there). */
+function sqliteOnlyDb(): Db {
+  return new Proxy({} as Db, {
+    get(_target, key) {
+      // Not a thenable, and printable (util.inspect asks for symbols).
+      if (typeof key === 'symbol' || key === 'then') return undefined;
+      throw new Error(`db.${key}: the synchronous SQLite connection is SQLite only, and this directory is on PostgreSQL; use services.store`);
+    },
+  });
+}
+
+/**
+ * Search on PostgreSQL until the search service runs on the Store (db/README.md step 2): an empty index
+ * that says so when asked to search, so a PostgreSQL server starts and serves everything else.
+ */
+function searchNotOnPostgresYet(): SearchService {
+  const unavailable = (): never => {
+    throw new AppError(503, 'search_unavailable', 'Search unavailable', 'search does not run on PostgreSQL yet in this version');
+  };
+  return {
+    indexedCount: () => 0,
+    indexStatus: () => ({ documents: 0, lastRefreshMs: 0 }),
+    refresh: () => {},
+    warmUp: ({ onDone } = {}) => {
+      setImmediate(() => onDone?.());
+      return () => {};
+    },
+    search: unavailable,
+    searchJson: unavailable,
+    connections: unavailable,
+    connectionsJson: unavailable,
+  };
+}

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { databasePath } from '../config';
+import { databasePath, databaseTarget } from '../config';
 import { openDatabase } from '../db/client';
-import { restoreBackup } from '../modules/backup/backup.service';
+import { BACKUP_NEEDS_SQLITE, restoreBackup } from '../modules/backup/backup.service';
 import { addDataDirOption, CliError, cliConfig, formatCount, withServices, type DataDirFlags } from './context';
 
 interface RestoreFlags extends DataDirFlags {
@@ -20,6 +20,7 @@ export function registerBackupCommand(program: Command): void {
       .argument('<file>', 'the backup file to write (replaced atomically; mode 0600)'),
   ).action(async (file: string, flags: DataDirFlags) => {
     const config = cliConfig(flags);
+    if (databaseTarget(config).dialect === 'postgres') throw new CliError(BACKUP_NEEDS_SQLITE);
     // Backing up a data dir that has no database would create an empty one: say so instead.
     if (!fs.existsSync(databasePath(config))) throw new CliError(`there is no database in ${config.dataDir}`);
     const summary = await withServices(flags, (services) => services.backups.backupTo(file));
@@ -36,6 +37,7 @@ export function registerBackupCommand(program: Command): void {
       .option('--force', 'replace the database of a data dir that is not empty (never while a server uses it)'),
   ).action((file: string, flags: RestoreFlags) => {
     const config = cliConfig(flags);
+    if (databaseTarget(config).dialect === 'postgres') throw new CliError(BACKUP_NEEDS_SQLITE);
     // A restore replaces the data dir's own file; another database (--database) is not restored into.
     if (config.databaseUrl !== undefined) {
       throw new CliError('restore replaces the database of --data-dir; leave --database (and AGENTDIR_DATABASE_URL) out');

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { configFromEnv, createConfig, databasePath, parseDatabaseUrl, type Config } from '../config';
-import { openDatabase, type Db } from '../db/client';
+import { configFromEnv, createConfig, databaseTarget, parseDatabaseUrl, type Config } from '../config';
+import { PostgresConnectError } from '../db/client-pg';
+import { openStore, type OpenedStore } from '../db/open-store';
 import { createServices, type Services } from '../services';
 
 /**
@@ -38,24 +39,34 @@ export function cliConfig(flags: DataDirFlags): Config {
 }
 
 /**
- * Opens (creating and migrating when missing) the database of the data dir,
- * runs `work` with the services, and closes the database however `work` ends.
+ * Opens (creating and migrating when missing) the database of the data dir or of --database (SQLite
+ * or PostgreSQL), runs `work` with the services, and closes the database however `work` ends.
  */
 export async function withServices<T>(flags: DataDirFlags, work: (services: Services) => T | Promise<T>): Promise<T> {
-  const config = cliConfig(flags);
-  const file = databasePath(config); // a database this version cannot open is a ConfigError, said as it is
-  let db: Db;
+  return withConfigServices(cliConfig(flags), work);
+}
+
+/** withServices with a Config of the caller's (`cli webhooks` adds --allow-private-urls). */
+export async function withConfigServices<T>(config: Config, work: (services: Services) => T | Promise<T>): Promise<T> {
+  const database = await openCliStore(config);
   try {
-    db = openDatabase(file);
+    return await work(createServices({ store: database.store, config }));
+  } finally {
+    await database.close();
+  }
+}
+
+/** The database of `config`, opened; what keeps it from opening is a CliError of one line. */
+async function openCliStore(config: Config): Promise<OpenedStore> {
+  try {
+    return await openStore(config);
   } catch (error) {
-    // A folder that cannot be created, a file that is not a database, …: the user's to fix.
+    // PostgreSQL: unreachable, a wrong password, no such database (said with the URL, without its password).
+    if (error instanceof PostgresConnectError) throw new CliError(error.message);
+    if (databaseTarget(config).dialect === 'postgres') throw new CliError(`cannot open the PostgreSQL database: ${(error as Error).message}`);
+    // SQLite: a folder that cannot be created, a file that is not a database, …: the user's to fix.
     const reason = (error as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (error as Error).message;
     throw new CliError(`cannot open the database in ${config.dataDir}: ${reason}`);
-  }
-  try {
-    return await work(createServices({ db, config }));
-  } finally {
-    db.$client.close();
   }
 }
 

@@ -19,7 +19,7 @@ export function registerExportCommand(program: Command): void {
   ).action(async (file: string, flags: ExportFlags) => {
     const options = { includeUnlisted: flags.includeUnlisted === true };
     if (file === '-') {
-      const count = await withServices(flags, ({ db }) => exportAgents(db, (chunk) => process.stdout.write(chunk), options));
+      const count = await withServices(flags, ({ store }) => exportAgents(store, (chunk) => process.stdout.write(chunk), options));
       // stdout carries the data, so the summary goes to stderr.
       process.stderr.write(`Exported ${plural(count, 'agent')} to stdout\n`);
       return;
@@ -38,7 +38,7 @@ export function registerExportCommand(program: Command): void {
     let count: number;
     try {
       try {
-        count = await withServices(flags, ({ db }) => exportAgents(db, (chunk) => fs.writeSync(fd, chunk), options));
+        count = await withServices(flags, ({ store }) => exportAgents(store, (chunk) => fs.writeSync(fd, chunk), options));
         fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);

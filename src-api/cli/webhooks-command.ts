@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
-import { createConfig, databasePath } from '../config';
-import { openDatabase } from '../db/client';
+import { createConfig } from '../config';
 import { httpUrlSchema } from '../lib/schemas';
 import { EVENT_TYPES, type EventType } from '../modules/events/events.table';
-import { createServices, type Services } from '../services';
-import { addDataDirOption, argParser, cliConfig, CliError, type DataDirFlags } from './context';
+import type { Services } from '../services';
+import { addDataDirOption, argParser, cliConfig, CliError, withConfigServices, type DataDirFlags } from './context';
 
 /**
  * `cli webhooks add|list|remove|test|rotate`. Safe while a server runs on the data
@@ -50,12 +49,7 @@ interface PrivateUrlFlags extends DataDirFlags {
 async function withWebhookServices<T>(flags: PrivateUrlFlags, work: (services: Services) => T | Promise<T>): Promise<T> {
   const base = cliConfig(flags);
   const config = flags.allowPrivateUrls ? createConfig({ ...base, allowPrivateUrls: true }) : base;
-  const db = openDatabase(databasePath(config));
-  try {
-    return await work(createServices({ db, config }));
-  } finally {
-    db.$client.close();
-  }
+  return withConfigServices(config, work);
 }
 
 export function registerWebhooksCommand(program: Command): void {

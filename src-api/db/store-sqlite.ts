@@ -52,6 +52,14 @@ export function sqliteStore(db: Db): Store {
   return store;
 }
 
+/**
+ * The SQLite connection under `store`, for what only SQLite has (prepared statements on hot paths,
+ * backups); undefined on PostgreSQL.
+ */
+export function sqliteDbOf(store: Store): Db | undefined {
+  return store.dialect === 'sqlite' ? store.db : undefined;
+}
+
 function createSqliteStore(db: Db): Store {
   const client = db.$client;
   const lock = createMutex();

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase, type Db } from '../../src-api/db/client';
-import { exportAgents } from '../../src-api/modules/agents/agents-export';
+import { exportAgentsSqlite } from '../../src-api/modules/agents/agents-export';
 import { createServices } from '../../src-api/services';
 import { agentInput } from '../helpers/test-server';
 import { CLI_TEST_TIMEOUT, makeTempDir, runCli } from './cli-helpers';
@@ -71,7 +71,7 @@ function snapshot(db: Db): { cursor: number; text: string } {
   return db.$client.transaction(() => {
     const { cursor } = db.$client.prepare('SELECT coalesce(max(change_seq), 0) AS cursor FROM agents').get() as { cursor: number };
     let text = '';
-    exportAgents(db, (chunk) => (text += chunk));
+    exportAgentsSqlite(db, (chunk) => (text += chunk));
     return { cursor, text };
   })();
 }

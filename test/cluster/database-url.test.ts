@@ -9,10 +9,10 @@ import { makeTempDir } from '../helpers/test-server';
 
 /**
  * Contract section 8, first part: `--database URL` (AGENTDIR_DATABASE_URL) on serve
- * and every cli command. `sqlite:<path>` works; `postgres://…` is recognised and
- * refused at start-up, clearly, until the PostgreSQL store exists (issue 16). The
- * PostgreSQL here is real (Debian's 15, run as the postgres user on a free port),
- * so the URL that is refused is one a server would accept.
+ * and every cli command: `sqlite:<path>` or `postgres://…` (a real PostgreSQL 15,
+ * Debian's, run as the postgres user on a free port). A PostgreSQL that cannot be
+ * reached is one line at start-up; backups, which copy the SQLite file, are refused
+ * on PostgreSQL with what to use instead.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -54,17 +54,24 @@ describe('the PostgreSQL test server', () => {
 });
 
 describe('--database', () => {
-  it('serve refuses postgres:// at start-up with a clear "not supported yet", exit 1, nothing listening', async () => {
+  it('serve runs on postgres:// (flag or AGENTDIR_DATABASE_URL), migrating an empty database; an unreachable one is one line, exit 1', async () => {
+    postgres.query('CREATE DATABASE serve_flag');
     const dataDir = makeTempDir('agentdir-database-pg-');
-    const { code, output } = await runServe(['--data-dir', dataDir, '--database', postgres.url]);
-    expect(code).toBe(1);
-    expect(output).toContain('serve: PostgreSQL (--database postgres://…) is not supported yet');
-    expect(output).not.toContain('Agent Directory API:');
+    const { output } = await runServe(['--data-dir', dataDir, '--database', postgres.urlOf('serve_flag')]);
+    expect(output).toContain('Agent Directory API:');
     expect(fs.existsSync(path.join(dataDir, 'agent-directory.sqlite'))).toBe(false);
+    expect(postgres.query('SELECT count(*) FROM agents', 'serve_flag')).toBe('0');
 
-    const fromEnv = await runServe(['--data-dir', dataDir], { AGENTDIR_DATABASE_URL: postgres.url });
-    expect(fromEnv.code).toBe(1);
-    expect(fromEnv.output).toContain('is not supported yet');
+    postgres.query('CREATE DATABASE serve_env');
+    const fromEnv = await runServe(['--data-dir', dataDir], { AGENTDIR_DATABASE_URL: postgres.urlOf('serve_env') });
+    expect(fromEnv.output).toContain('Agent Directory API:');
+    expect(postgres.query("SELECT count(*) > 0 FROM information_schema.tables WHERE table_name = 'agents'", 'serve_env')).toBe('t');
+
+    const unreachable = await runServe(['--data-dir', dataDir, '--database', postgres.urlOf('no_such_database')]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.output.trim()).toBe(
+      `serve: cannot connect to PostgreSQL at postgres@127.0.0.1:${postgres.port}/no_such_database: no such database`,
+    );
   }, 120_000);
 
   it('serve rejects a URL that is neither sqlite: nor postgres://', async () => {
@@ -81,7 +88,7 @@ describe('--database', () => {
   }, 60_000);
 
   it(
-    'cli commands take it too: sqlite:<path> imports into that file, postgres:// is refused with exit 1',
+    'cli commands take it too: sqlite:<path> imports into that file, postgres:// into that database; backups refuse PostgreSQL',
     async () => {
       const dir = makeTempDir('agentdir-database-cli-');
       const file = path.join(dir, 'elsewhere', 'directory.sqlite');
@@ -99,9 +106,19 @@ describe('--database', () => {
       expect(exported.code).toBe(0);
       expect(JSON.parse(exported.stdout.trim())).toMatchObject({ id: 'db-url-agent', name: 'Db Url Agent' });
 
-      const refused = await runCli(['keys', 'list', '--database', postgres.url]);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain('error: PostgreSQL (--database postgres://…) is not supported yet');
+      postgres.query('CREATE DATABASE cli_import');
+      // What SQLite exported, imported into PostgreSQL, exports the same bytes.
+      const exportedFile = writeFile(dir, 'exported.jsonl', exported.stdout);
+      const intoPostgres = await runCli(['import', exportedFile, '--data-dir', path.join(dir, 'unused'), '--database', postgres.urlOf('cli_import')]);
+      expect(intoPostgres.stderr).toBe('');
+      expect(intoPostgres.code).toBe(0);
+      const fromPostgres = await runCli(['export', '-'], { AGENTDIR_DATABASE_URL: postgres.urlOf('cli_import') });
+      expect(fromPostgres.stdout).toBe(exported.stdout);
+      for (const command of ['backup', 'restore']) {
+        const refused = await runCli([command, path.join(dir, 'copy.sqlite'), '--database', postgres.urlOf('cli_import')]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('error: backups copy the SQLite file, and this directory is on PostgreSQL: back it up with pg_dump');
+      }
 
       // restore replaces the data dir's file only: it says so rather than restore beside the database asked for.
       const backup = path.join(dir, 'copy.sqlite');

@@ -1,6 +1,7 @@
 import { createConfig, type ConfigOverrides } from '../../src-api/config';
 import { startServer, type RunningServer, type StartServerOptions } from '../../src-api/server';
 import { makeTempDir } from './temp-dir';
+import { databaseOf, onPostgres } from './test-store';
 
 export { makeTempDir } from './temp-dir';
 
@@ -14,11 +15,15 @@ export interface TestServer extends RunningServer {
 
 /**
  * A real server on 127.0.0.1 (random port) over a real SQLite file in a temp
- * dir. No demo data and no rate limits unless asked for.
+ * dir, or with AGENTDIR_TEST_STORE=postgres over a PostgreSQL database of its
+ * own (the data dir's: test/helpers/test-store.ts). No demo data and no rate
+ * limits unless asked for.
  */
 export async function startTestServer(overrides: ConfigOverrides = {}, options: StartServerOptions = {}): Promise<TestServer> {
   const dataDir = overrides.dataDir ?? makeTempDir();
+  const databaseUrl = overrides.databaseUrl ?? (onPostgres ? await databaseOf(dataDir) : undefined);
   const config = createConfig({
+    ...(databaseUrl !== undefined && { databaseUrl }),
     host: '127.0.0.1',
     port: 0,
     demoData: false,

@@ -205,9 +205,15 @@ export function restoreBackup(file: string, dataDir: string, options: RestoreOpt
   return { database, agents: describeCopy(database).agents };
 }
 
+/** Why backups are refused on PostgreSQL, and what to use there instead (the console and `cli backup`/`restore` say it). */
+export const BACKUP_NEEDS_SQLITE =
+  'backups copy the SQLite file, and this directory is on PostgreSQL: back it up with pg_dump ' +
+  '(or `cli copy-data --to sqlite:<file>`), and restore with pg_restore or psql';
+
 /** The console's side: back up into <data-dir>/backups/, and what the last backup (from anywhere) was. */
 export interface BackupServiceDeps {
-  db: { $client: Database.Database };
+  /** The SQLite connection; undefined on PostgreSQL, where backups are refused (BACKUP_NEEDS_SQLITE). */
+  db: { $client: Database.Database } | undefined;
   config: Pick<Config, 'dataDir'>;
   clock: Clock;
   audit: AuditService;
@@ -217,6 +223,7 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
   const lastBackupFile = path.join(config.dataDir, LAST_BACKUP_FILE);
 
   async function backupTo(target: string): Promise<BackupSummary> {
+    if (!db) throw new BackupFailedError(BACKUP_NEEDS_SQLITE);
     const summary = await backupDatabase(db.$client, target, clock);
     const temp = `${lastBackupFile}.${process.pid}.tmp`;
     ensurePrivateDir(config.dataDir); // the database may live elsewhere (--database sqlite:<path>)
@@ -243,6 +250,7 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
 
     /** The last backup recorded for this data dir, or null; `exists` says whether its file is still there. */
     last(): (BackupSummary & { exists: boolean }) | null {
+      if (!db) return null; // none on PostgreSQL (a SQLite backup recorded in the data dir is not of this database)
       let summary: BackupSummary;
       try {
         summary = JSON.parse(fs.readFileSync(lastBackupFile, 'utf8')) as BackupSummary;
