@@ -56,10 +56,10 @@ for (const size of sizes) {
     // A fresh service, so the build is measured on its own.
     gc();
     const before = process.memoryUsage();
-    const search = createSearchService({ db, clock: services.clock, agents: services.agents });
+    const search = createSearchService({ store: services.store, agents: services.agents });
     started = performance.now();
     const cpuBefore = process.cpuUsage();
-    const indexed = search.indexedCount();
+    const indexed = await search.indexedCount();
     const buildMs = performance.now() - started;
     const buildCpu = process.cpuUsage(cpuBefore);
     gc();
@@ -76,31 +76,33 @@ for (const size of sizes) {
     const run = (s: (typeof searches)[number]) =>
       search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
     // First pass: every query once, as a stream of new queries would be (typo lookups not cached yet).
-    const coldTimings = searches.map((s) => {
+    const coldTimings: number[] = [];
+    for (const s of searches) {
       const t0 = performance.now();
-      run(s);
-      return performance.now() - t0;
-    });
+      await run(s);
+      coldTimings.push(performance.now() - t0);
+    }
     console.log(`  search, first time each (mixed, top 20, via service): ${quantiles(coldTimings)}`);
     const timings: number[] = [];
     for (let round = 0; round < 3; round++) {
       for (const s of searches) {
         const t0 = performance.now();
-        run(s);
+        await run(s);
         timings.push(performance.now() - t0);
       }
     }
     console.log(`  search, repeated: ${quantiles(timings)}`);
     // The cost of each query without scheduling noise from a busy machine: the best of 5 runs.
-    const intrinsic = searches.map((s) => {
+    const intrinsic: number[] = [];
+    for (const s of searches) {
       let best = Infinity;
       for (let round = 0; round < 5; round++) {
         const t0 = performance.now();
-        run(s);
+        await run(s);
         best = Math.min(best, performance.now() - t0);
       }
-      return best;
-    });
+      intrinsic.push(best);
+    }
     console.log(`  search, best of 5 per query: ${quantiles(intrinsic)}`);
 
     const random = createRandom(5);
@@ -108,19 +110,19 @@ for (const size of sizes) {
     for (let i = 0; i < 3000; i++) {
       const id = agents[random.int(agents.length)]!.id;
       const t0 = performance.now();
-      search.connections(id, 10);
+      await search.connections(id, 10);
       connectionTimings.push(performance.now() - t0);
     }
     console.log(`  connections (top 10): ${quantiles(connectionTimings)}`);
 
     const quality: Record<'exact' | 'typo1' | 'typo2', [number, number]> = { exact: [0, 0], typo1: [0, 0], typo2: [0, 0] };
     const queries = qualityQueries(agents, 2000);
-    queries.forEach((query, i) => {
+    for (const [i, query] of queries.entries()) {
       const kind = query.kind === 'exact' ? 'exact' : i % 4 === 1 ? 'typo1' : 'typo2';
-      const found = search.search({ query: query.query, limit: 5 }).agents.some((agent) => agent.id === query.targetId);
+      const found = (await search.search({ query: query.query, limit: 5 })).agents.some((agent) => agent.id === query.targetId);
       quality[kind][1]++;
       if (found) quality[kind][0]++;
-    });
+    }
     const percent = ([hit, all]: [number, number]) => `${((hit / all) * 100).toFixed(1)} % of ${all}`;
     console.log(
       `  quality, target in top 5: exact ${percent(quality.exact)}, one edit ${percent(quality.typo1)}, two edits ${percent(quality.typo2)}`,
@@ -132,7 +134,7 @@ for (const size of sizes) {
       const agent = agents[random.int(agents.length)]!;
       await services.agents.edits.update(agent.id, { tagline: `Updated tagline ${i} zyx${i}` }, { emitEvents: false });
       const t0 = performance.now();
-      const hits = search.search({ query: `zyx${i}`, limit: 5 }).agents;
+      const hits = (await search.search({ query: `zyx${i}`, limit: 5 })).agents;
       writeTimings.push(performance.now() - t0);
       if (hits[0]?.id !== agent.id) throw new Error(`update ${i} not found by the next search`);
     }

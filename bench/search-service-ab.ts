@@ -40,7 +40,8 @@ const profileFile = argument('profile');
 
 interface Variant {
   name: string;
-  searchJson: (params: Record<string, unknown>) => { json: Buffer };
+  /** Sync in checkouts before search was ported to the Store (4e67268 and older), async since: both are awaited. */
+  searchJson: (params: Record<string, unknown>) => { json: Buffer } | Promise<{ json: Buffer }>;
 }
 
 /** A SearchService from the checkout at `dir` (this one when undefined), over the database in `dataDir`, with the index built. */
@@ -52,7 +53,7 @@ async function load(name: string, dir: string | undefined, dataDir: string): Pro
   const { createServices } = await from('src-api/services.ts', ownServices);
   const config = createConfig({ dataDir, demoData: false, searchCache: false });
   const services = createServices({ db: openDatabase(databasePath(config)), config });
-  services.search.refresh();
+  await services.search.refresh();
   // As the server at start-up: every profile serialized into the cache, so first passes measure the engine.
   await new Promise<void>((resolve, reject) => services.agents.warmUpProfiles({ onDone: resolve, onError: reject }));
   return { name, searchJson: (params) => services.search.searchJson(params as never) };
@@ -100,17 +101,18 @@ for (const kind of classes) {
   const queries = classSearches(agents, kind, 1000).map(({ q, ...filters }) => ({ q, limit: 20, ...filters }));
   if (profileFile && process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
   // First pass: expansions (typos, prefixes, stems) not cached yet, as for each new query.
-  const cold = variants.map((variant) => {
+  const cold: number[] = [];
+  for (const variant of variants) {
     const started = performance.now();
-    for (const query of queries) variant.searchJson(query);
-    return ((performance.now() - started) * 1000) / queries.length;
-  });
+    for (const query of queries) await variant.searchJson(query);
+    cold.push(((performance.now() - started) * 1000) / queries.length);
+  }
   // Profiles show the steady state: from the end of the first class's first pass.
   if (profileFile && !process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
   // The answers must be byte for byte the same.
   if (variants.length === 2) {
     for (const query of queries) {
-      const [a, b] = variants.map((variant) => variant.searchJson(query).json);
+      const [a, b] = await Promise.all(variants.map(async (variant) => (await variant.searchJson(query)).json));
       if (!a!.equals(b!)) throw new Error(`${kind}: different answers for ${JSON.stringify(query)}`);
     }
   }
@@ -120,22 +122,22 @@ for (const kind of classes) {
     // minimums leaves out most of the time other processes took (a whole round's best still holds some of it).
     const fastest = variants.map(() => queries.map(() => Infinity));
     for (let round = 0; round < rounds; round++) {
-      queries.forEach((query, q) => {
-        variants.forEach((variant, v) => {
+      for (const [q, query] of queries.entries()) {
+        for (const [v, variant] of variants.entries()) {
           const started = performance.now();
-          variant.searchJson(query);
+          await variant.searchJson(query);
           fastest[v]![q] = Math.min(fastest[v]![q]!, performance.now() - started);
-        });
-      });
+        }
+      }
     }
     fastest.forEach((times, v) => (best[v] = (times.reduce((sum, time) => sum + time, 0) * 1000) / queries.length));
   } else {
     for (let round = 0; round < rounds; round++) {
-      variants.forEach((variant, v) => {
+      for (const [v, variant] of variants.entries()) {
         const started = performance.now();
-        for (const query of queries) variant.searchJson(query);
+        for (const query of queries) await variant.searchJson(query);
         best[v] = Math.min(best[v]!, ((performance.now() - started) * 1000) / queries.length);
-      });
+      }
     }
   }
   const figures = variants.map((variant, v) => `${variant.name} ${best[v]!.toFixed(1)} µs (first ${cold[v]!.toFixed(0)})`).join(', ');

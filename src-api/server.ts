@@ -76,10 +76,10 @@ export async function startServer(config: Config, options: StartServerOptions = 
     const run = services.store
       .runExclusive('trust-refresh', () => services.agents.refreshTrustScores(trustRefresh))
       .then(
-        (result) => {
+        async (result) => {
           if (result.ran && !trustRefresh.stopped) {
             try {
-              services.search.refresh();
+              await services.search.refresh();
             } catch (error) {
               reportBackgroundError('Search index catch-up')(error);
             }

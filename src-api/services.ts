@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Db } from './db/client';
-import { AppError } from './errors';
 import type { Store } from './db/store';
 import { sqliteDbOf, sqliteStore } from './db/store-sqlite';
 import { createRateLimiter, createRedisRateLimiter } from './http/rate-limit';
@@ -32,7 +31,7 @@ import { createMarketingService } from './modules/marketing/marketing.service';
 import { createPostQueue } from './modules/marketing/post-queue';
 import { createNewsletterService } from './modules/newsletter/newsletter.service';
 import { createReviewsService } from './modules/reviews/reviews.service';
-import { createSearchService, type SearchService } from './modules/search/search.service';
+import { createSearchService } from './modules/search/search.service';
 import { createStatsService } from './modules/stats/stats.service';
 import { createSubmissionsService } from './modules/submissions/submissions.service';
 import { createWebhookDispatcher } from './modules/webhooks/webhooks.dispatcher';
@@ -101,7 +100,7 @@ export function createServices({ db: givenDb, store: givenStore, config, clock =
   // Owned agents show their owner's name: a rename reaches their profiles, a closed owner leaves them ownerless.
   accounts.onRename((accountId, name) => agents.edits.renameOwner(accountId, name));
   accounts.onClose((accountId) => agents.edits.detachOwner(accountId));
-  const search = sqliteDb ? createSearchService({ ...base, agents, cache: config.searchCache }) : searchNotOnPostgresYet();
+  const search = createSearchService({ store, agents, cache: config.searchCache });
   const reviews = createReviewsService({
     ...base,
     store,
@@ -203,25 +202,3 @@ function sqliteOnlyDb(): Db {
   });
 }
 
-/**
- * Search on PostgreSQL until the search service runs on the Store (db/README.md step 2): an empty index
- * that says so when asked to search, so a PostgreSQL server starts and serves everything else.
- */
-function searchNotOnPostgresYet(): SearchService {
-  const unavailable = (): never => {
-    throw new AppError(503, 'search_unavailable', 'Search unavailable', 'search does not run on PostgreSQL yet in this version');
-  };
-  return {
-    indexedCount: () => 0,
-    indexStatus: () => ({ documents: 0, lastRefreshMs: 0 }),
-    refresh: () => {},
-    warmUp: ({ onDone } = {}) => {
-      setImmediate(() => onDone?.());
-      return () => {};
-    },
-    search: unavailable,
-    searchJson: unavailable,
-    connections: unavailable,
-    connectionsJson: unavailable,
-  };
-}

@@ -62,27 +62,28 @@ export async function measureInProcess(dataDir: string, agents: BenchAgent[], se
   const services = createServices({ db, config });
   const run = (s: (typeof searches)[number]) =>
     services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
-  run(searches[0]!); // builds the index
+  await run(searches[0]!); // builds the index
   const timings: number[] = [];
   for (let round = 0; round < 3; round++) {
     for (const search of searches) {
       const started = performance.now();
-      run(search);
+      await run(search);
       timings.push(performance.now() - started);
     }
   }
   timings.sort((a, b) => a - b);
   const quantile = (q: number) => timings[Math.min(timings.length - 1, Math.floor(q * timings.length))]!;
-  const classP99 = SEARCH_CLASSES.map((kind): [string, number] => {
+  const classP99: [string, number][] = [];
+  for (const kind of SEARCH_CLASSES) {
     const times: number[] = [];
     for (const search of classSearches(agents, kind, 500)) {
       const started = performance.now();
-      run(search);
+      await run(search);
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    return [kind, times[Math.floor(0.99 * times.length)]!];
-  });
+    classP99.push([kind, times[Math.floor(0.99 * times.length)]!]);
+  }
 
   const random = createRandom(3);
   const writes = smoke ? 500 : 5000;
@@ -107,9 +108,7 @@ export async function measureInProcess(dataDir: string, agents: BenchAgent[], se
     },
     { emitEvents: false },
   );
-  const freshWriteFound = services.search
-    .search({ query: 'zyxquorblat', limit: 5 })
-    .agents.some((agent: { id: string }) => agent.id === fresh.id);
+  const freshWriteFound = (await services.search.search({ query: 'zyxquorblat', limit: 5 })).agents.some((agent: { id: string }) => agent.id === fresh.id);
   db.$client.close();
   return { searchP50: quantile(0.5), searchP99: quantile(0.99), classP99, writesPerSecond, freshWriteFound };
 }

@@ -34,3 +34,28 @@ export function runInSlices(step: () => boolean, { onDone, onError }: SliceHandl
     if (handle) clearImmediate(handle);
   };
 }
+
+/**
+ * runInSlices for an async step: one step at a time, the next on a later event-loop turn. The first step
+ * starts at once (synchronously, up to its first await).
+ */
+export function runAsyncSlices(step: () => Promise<boolean>, { onDone, onError }: SliceHandlers = {}): () => void {
+  let stopped = false;
+  const run = async () => {
+    try {
+      while (!stopped) {
+        // A stop that came during the step: not done, only stopped.
+        if ((await step()) && !stopped) return onDone?.();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      stopped = true;
+      if (onError) return onError(error);
+      throw error;
+    }
+  };
+  void run();
+  return () => {
+    stopped = true;
+  };
+}

@@ -93,7 +93,7 @@ describe('POST /submit with agent_card_url', () => {
       { id: 'extract-totals', name: 'Extract totals', description: 'Reads the totals', tags: ['ocr'] },
     ]);
     // Skills are searchable (as capabilities).
-    server.services.search.refresh();
+    await server.services.search.refresh();
     const found = await json(await server.api('/agents/search?q=extract-totals'));
     expect(found.agents.map((hit: { id: string }) => hit.id)).toContain(approved.agent_id);
 

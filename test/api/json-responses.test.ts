@@ -70,7 +70,7 @@ describe('JSON written from the profile cache', () => {
       const params = new URLSearchParams({ q: query, limit: '50' });
       const [text, expected] = await textAndSchemaText(await server.api(`/agents/search?${params}`), searchResultSchema);
       expect(text).toBe(expected);
-      expect(JSON.parse(text)).toEqual(server.services.search.search({ query, limit: 50 }));
+      expect(JSON.parse(text)).toEqual(await server.services.search.search({ query, limit: 50 }));
       const posted = await server.post('/agents/search', { query, limit: 50, min_trust: 40 });
       const [postedText, postedExpected] = await textAndSchemaText(posted, searchResultSchema);
       expect(postedText).toBe(postedExpected);
@@ -79,7 +79,7 @@ describe('JSON written from the profile cache', () => {
     for (const id of some.slice(0, 10)) {
       const [text, expected] = await textAndSchemaText(await server.api(`/agents/${id}/connections?limit=20`), connectionsResultSchema);
       expect(text).toBe(expected);
-      expect(JSON.parse(text)).toEqual(server.services.search.connections(id, 20));
+      expect(JSON.parse(text)).toEqual(await server.services.search.connections(id, 20));
     }
   });
 

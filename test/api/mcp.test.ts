@@ -31,7 +31,7 @@ beforeAll(async () => {
   });
   await create('Diff Critic', { capabilities: ['code-review'], categories: ['quality'], author: 'Other', type: 'coding' });
   await create('Paper Summariser', { capabilities: ['summarization'], categories: ['science'], author: 'Labs', type: 'research' });
-  server.services.search.refresh();
+  await server.services.search.refresh();
   client = await connect(server);
 });
 afterAll(async () => {

@@ -26,16 +26,16 @@ describe('search result cache', () => {
     await cached.services.agents.edits.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
     await uncached.services.agents.edits.create(agentInput({ name: 'Quillon Keeper' }), { emitEvents: false });
     const params = { q: 'quillon', limit: 5 };
-    const first = cached.services.search.searchJson(params).json;
-    expect(cached.services.search.searchJson(params).json).toBe(first);
+    const first = (await cached.services.search.searchJson(params)).json;
+    expect((await cached.services.search.searchJson(params)).json).toBe(first);
     await cached.services.agents.edits.create(agentInput({ name: 'Quillon Second' }), { emitEvents: false });
-    const after = cached.services.search.searchJson(params).json;
+    const after = (await cached.services.search.searchJson(params)).json;
     expect(after).not.toBe(first);
     expect(JSON.parse(after.toString()).total).toBe(2);
 
-    const off = uncached.services.search.searchJson(params).json;
-    expect(uncached.services.search.searchJson(params).json).not.toBe(off);
-    expect(uncached.services.search.searchJson(params).json.equals(off)).toBe(true);
+    const off = (await uncached.services.search.searchJson(params)).json;
+    expect((await uncached.services.search.searchJson(params)).json).not.toBe(off);
+    expect((await uncached.services.search.searchJson(params)).json.equals(off)).toBe(true);
   });
 
   it('never serves a result from before a write, by this process or another one on the same database', async () => {
@@ -67,7 +67,7 @@ describe('search result cache', () => {
           const q = r.int(3) === 0 ? `${r.pick(WORDS)} ${r.pick(WORDS)}` : r.pick(WORDS);
           const page = 1 + r.int(2);
           const viaRest = await json(await cached.api(`/agents/search?${new URLSearchParams({ q, limit: '3', page: String(page) })}`));
-          const fresh = other.search.search({ q, limit: 3, page });
+          const fresh = await other.search.search({ q, limit: 3, page });
           expect(
             { ids: viaRest.agents.map((agent: { id: string }) => agent.id), total: viaRest.total },
             `step ${step}, q ${q}, page ${page}`,

@@ -375,7 +375,7 @@ describe('settling after start-up', () => {
     await expect.poll(() => backgroundJobs(server.origin), { timeout: 60_000, interval: 50 }).toBe(0);
     const body = await json(await server.api('/health'));
     expect(Object.keys(body).sort()).toEqual(['agents_indexed', 'status', 'version']);
-    expect(body.agents_indexed).toBe(server.services.agents.countListed());
+    expect(body.agents_indexed).toBe(await server.services.agents.listedCount());
   });
 });
 

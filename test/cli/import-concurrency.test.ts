@@ -50,7 +50,7 @@ describe('import racing another writer', () => {
         detail: expect.stringMatching(/^"https:\/\/example\.com\/agents\/agent-2" is already the source of agent "rival-[a-z0-9]{6}"$/),
       },
     ]);
-    expect(cli.agents.countListed()).toBe(1); // only the rival
+    expect(await cli.agents.listedCount()).toBe(1); // only the rival
   });
 
   it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', async () => {

@@ -40,7 +40,7 @@ describe.each(stores.dialects)('stats on $dialect', ({ open }) => {
       store,
       clock: { now: () => new Date(clockMs) },
       // The change cursor the agents service keeps on SQLite, read here through the store.
-      agents: { latestChangeSeq: async () => (await store.first(store.db.select({ seq: max(agents.changeSeq) }).from(agents)))?.seq ?? 0 },
+      agents: { latestChangeSeqAsync: async () => (await store.first(store.db.select({ seq: max(agents.changeSeq) }).from(agents)))?.seq ?? 0 },
       cacheTtlMs: 60_000,
     });
   }, 180_000);

@@ -11,8 +11,8 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('profile cache: visitProfilesJson', () => {
-  it('hands out the same bytes as profilesJson, in the order asked, cached or not, skipping ids without a profile', async () => {
+describe('profile cache: visitMany', () => {
+  it('hands out the same bytes as getMany, in the order asked, cached or not, skipping ids without a profile', async () => {
     const dataDir = makeTempDir();
     dirs.push(dataDir);
     const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
@@ -20,17 +20,19 @@ describe('profile cache: visitProfilesJson', () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++)
       ids.push((await services.agents.edits.create(agentInput({ name: `Visit Agent ${i}` }), { emitEvents: false })).id);
+    // SQLite's synchronous profile cache, as search reads it (agents.searchSync).
+    const { profiles } = services.agents.searchSync!;
     const visited = (asked: string[]) => {
       const out: [number, string][] = [];
-      services.agents.visitProfilesJson(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]));
+      profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]));
       return out;
     };
     const expected = (asked: string[]) => {
-      const found = services.agents.profilesJson(asked);
+      const found = profiles.getMany(asked);
       return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
     };
     // Half cached first: a cached run, then a miss part-way (the rest through the database), an unknown id among them.
-    services.agents.profilesJson([ids[0]!, ids[2]!]);
+    profiles.getMany([ids[0]!, ids[2]!]);
     const asked = [ids[2]!, ids[0]!, ids[5]!, 'no-such-agent', ids[1]!, ids[3]!];
     const first = visited(asked);
     expect(first.map(([index]) => index)).toEqual([0, 1, 2, 4, 5]);

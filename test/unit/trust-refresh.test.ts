@@ -29,11 +29,11 @@ describe('trust score refresh', () => {
     const created: AgentRow[] = [];
     for (let i = 0; i < 7; i++)
       created.push(await services.agents.edits.create(agentInput({ name: `Aging Agent ${i}` }), { emitEvents: false }));
-    const before = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
+    const before = await Promise.all(created.map(async (agent) => (await services.agents.findRowAsync(agent.id))!.trustScore));
     expect(await services.agents.refreshTrustScores()).toBe(0);
 
     advance(200);
-    const seqBefore = services.agents.latestChangeSeq();
+    const seqBefore = await services.agents.latestChangeSeqAsync();
     const slices: number[] = [];
     for (let afterId: string | undefined = ''; afterId !== undefined;) {
       const slice = await services.agents.refreshTrustScoresSlice(afterId, 3);
@@ -41,9 +41,9 @@ describe('trust score refresh', () => {
       afterId = slice.lastId;
     }
     expect(slices).toEqual([3, 3, 1]);
-    const after = created.map((agent) => services.agents.findRow(agent.id)!.trustScore);
+    const after = await Promise.all(created.map(async (agent) => (await services.agents.findRowAsync(agent.id))!.trustScore));
     after.forEach((score, i) => expect(score).toBeGreaterThan(before[i]!));
-    expect(services.agents.latestChangeSeq()).toBe(seqBefore + 7);
+    expect(await services.agents.latestChangeSeqAsync()).toBe(seqBefore + 7);
     // The public profile follows (the profile cache saw the change).
     expect(JSON.parse((await services.agents.getJson(created[0]!.id)).toString('utf8')).trust_score).toBe(after[0]);
     expect(await services.agents.refreshTrustScores()).toBe(0);

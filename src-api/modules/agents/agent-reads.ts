@@ -3,13 +3,13 @@ import type { AnySQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import { NotFoundError, TooManyIdsError } from '../../errors';
-import { runInSlices, type SliceHandlers } from '../../lib/in-slices';
+import { runAsyncSlices, runInSlices, type SliceHandlers } from '../../lib/in-slices';
 import { JsonBytes } from '../../lib/json-bytes';
 import type { Page } from '../../lib/schemas';
 import { createAgentChangeCursor, pgChangeCursor, type AsyncChangeCursor } from './agent-changes';
 import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
-import { createAgentRowStatements, gatedRead, sqliteAgentRowReads, type AgentRowStatements, type ListedPageQuery } from './agent-rows';
+import { createAgentRowStatements, gatedRead, sqliteAgentRowReads, type AgentRowStatements, type IndexRow, type ListedPageQuery } from './agent-rows';
 import { pgAgentRowReads } from './agent-rows-pg';
 import { MAX_BULK_IDS, type AgentProfile, type ConsoleListAgentsQuery, type ListAgentsQuery } from './agents.schemas';
 import type { AgentRow } from './agents.table';
@@ -66,7 +66,7 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
     return listedCounts.get(key);
   };
   const countQuery = (type?: string) => store.db.select({ n: count() }).from(agents).where(listedFilter(type));
-  /** Synchronous (SQLite): inside the gated list step, and for the demo seed's check in server.ts (a sync transaction). */
+  /** Synchronous (SQLite): inside the gated list step. */
   const listedCountSync = (type?: string): number => {
     const seq = syncChanges!.latest();
     const key = type ?? '';
@@ -247,32 +247,38 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
     /** This process wrote agents: readers see it from the next read on (PostgreSQL; SQLite's cursor sees it itself). */
     changed: (): void => changes.moved(),
 
+    /** Index rows (the search index's columns) changed after `afterSeq`, oldest change first: search's catch-up. */
+    changedSince: (afterSeq: number, limit: number): Promise<IndexRow[]> => reads.changedSince(afterSeq, limit),
+
+    /**
+     * SQLite only (undefined on PostgreSQL): the synchronous reads search takes in one gated step
+     * (catch-up, ranking and the hits' profiles with no await between them; see search.service).
+     */
+    searchSync: (statements && syncChanges && cache.sync
+      ? { latestChangeSeq: () => syncChanges.latest(), rows: statements, profiles: cache.sync }
+      : undefined) as SyncSearchReads | undefined,
+
     /**
      * Synchronous reads (SQLite only), kept while their callers run inside
      * synchronous code not yet ported to the Store.
      */
     sync: {
-      /** claims, owners, edit requests, reports, search, the agents' own sync writes, the card refresher's compare. */
-      findRow: (id: string): AgentRow | undefined => syncOnly('findRow', statements)?.byId(id),
-      /** reviews.create / reviews.reply / setHidden check the agent inside their transactions. */
+      /** The agents' own sync writes (agents.service's update, for tests and benches): a NotFoundError when there is no such agent. */
       requireRow: (id: string, includeUnlisted = false): AgentRow =>
         requireFound(syncOnly('requireRow', statements).byId(id), id, includeUnlisted),
-      /** search.service (its hits' profiles, in a synchronous search). */
-      profilesJson: (ids: readonly string[]): Map<string, ProfileJson> => syncOnly('profilesJson', cache.sync).getMany(ids),
-      /** search.service's catch-up and stats' cache key (synchronous callers). */
-      latestChangeSeq: (): number => syncOnly('latestChangeSeq', syncChanges).latest(),
-      /** server.ts's demo seed check, inside its synchronous transaction. */
-      listedCount: (type?: string): number => {
-        syncOnly('listedCount', syncChanges);
-        return listedCountSync(type);
-      },
       statements: statements as AgentRowStatements | undefined,
-      profiles: cache.sync as ProfileCache | undefined,
     },
   };
 }
 
 export type AgentReads = ReturnType<typeof createAgentReads>;
+
+/** SQLite's synchronous reads for a search in one step: the change cursor (see agent-changes), the index rows, the profile cache. */
+export interface SyncSearchReads {
+  latestChangeSeq(): number;
+  rows: Pick<AgentRowStatements, 'changedSince' | 'byId'>;
+  profiles: ProfileCache;
+}
 
 function foundProfile(json: ProfileJson | undefined, id: string): ProfileJson {
   if (json === undefined) throw new NotFoundError('Agent', id);
@@ -282,25 +288,4 @@ function foundProfile(json: ProfileJson | undefined, id: string): ProfileJson {
 function requireFound(row: AgentRow | undefined, id: string, includeUnlisted: boolean): AgentRow {
   if (!row || (!row.listed && !includeUnlisted)) throw new NotFoundError('Agent', id);
   return row;
-}
-
-/** runInSlices for an async step: one step at a time, the next on a later event-loop turn. */
-function runAsyncSlices(step: () => Promise<boolean>, { onDone, onError }: SliceHandlers = {}): () => void {
-  let stopped = false;
-  const run = async () => {
-    try {
-      while (!stopped) {
-        if (await step()) return onDone?.();
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } catch (error) {
-      stopped = true;
-      if (onError) return onError(error);
-      throw error;
-    }
-  };
-  void run();
-  return () => {
-    stopped = true;
-  };
 }

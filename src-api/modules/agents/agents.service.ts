@@ -58,7 +58,6 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
   const reads = createAgentReads({ store, profileCacheEntries });
   const trustRefresh = createTrustRefresh({ db, store, clock, writes });
   // The sync forms below (tests and benches only) read synchronously.
-  const findRow = reads.sync.findRow;
   const requireRow = reads.sync.requireRow;
   /** Carries out an edit's plan (agent-edits.ts) synchronously, for callers inside sync transactions. */
   const applyEdit = (id: string, edit: Edit, options: EditOptions): AgentRow =>
@@ -74,26 +73,11 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
 
   const { sync, ...asyncReads } = reads;
   const service = {
-    /** The ported reads (async, either store): get, getJson, getRow, list, listJson, listForConsole, bulkJson, changesJson, … */
+    /**
+     * The ported reads (async, either store): get, getJson, getRow, list, listJson, listForConsole, bulkJson, changesJson,
+     * … and searchSync, SQLite's synchronous reads for search (see agent-reads).
+     */
     ...asyncReads,
-
-    /** Any agent by id, listed or not. Sync (SQLite): search.service (related agents, in a synchronous search). */
-    findRow,
-
-    /** Public profiles (JSON) of the listed agents among `ids`. Sync (SQLite): search.service's hits, in a synchronous search. */
-    profilesJson: sync.profilesJson,
-
-    /** The same profiles in the order of `idList`, as byte ranges handed to `visit` (see ProfileCache.visitMany). Sync (SQLite): search answers. */
-    visitProfilesJson(idList: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void {
-      if (!sync.profiles) throw new Error('agents.visitProfilesJson is synchronous, SQLite only, until search is ported to the Store');
-      sync.profiles.visitMany(idList, visit);
-    },
-
-    /** max(change_seq), read at most once per event-loop turn unless this process writes (see agent-changes). Sync (SQLite): search, stats. */
-    latestChangeSeq: sync.latestChangeSeq,
-
-    /** Listed agents. Sync (SQLite): server.ts's demo seed check runs inside a sync transaction. */
-    countListed: (): number => sync.listedCount(),
 
     /** A listed agent whose source is the same as `url` (other than the agent `except`), if any. */
     findBySourceUrl(url: string, except?: string): Promise<AgentRow | undefined> {

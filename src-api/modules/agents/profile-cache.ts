@@ -11,7 +11,7 @@ import { toAgentProfile } from './agent-profile';
  */
 export type ProfileJson = Buffer & { readonly __profileJson: unique symbol };
 
-/** The cache's reads, synchronous: SQLite's prepared statements, for the callers that are not async yet. */
+/** The cache's reads, synchronous: SQLite's prepared statements, for one-step gated reads (see createProfileCache). */
 export interface ProfileCache {
   /** The profile of a listed agent, or undefined when there is none (unknown or unlisted). */
   get(id: string): ProfileJson | undefined;
@@ -59,9 +59,9 @@ const FILL_SLICE = 2_000;
  * Writes by any process count. Past `maxEntries` the oldest entry goes: a
  * directory larger than the cache still works, with more database reads.
  *
- * One cache, two ways to read it: `sync` (SQLite's statements, for the
- * callers not ported to the Store yet: search, and the SQLite change feed's
- * read transaction) and `async` (either store). Both share the entries and the
+ * One cache, two ways to read it: `sync` (SQLite's statements, for reads made
+ * in one synchronous step through the store's gate: search's hits, the public
+ * reads' hot paths, the SQLite change feed's read transaction) and `async` (either store). Both share the entries and the
  * catch-up rules below; only how they read differs.
  */
 export function createProfileCache({

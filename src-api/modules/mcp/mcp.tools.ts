@@ -111,9 +111,9 @@ export function createDirectoryMcpServer({ agents, search }: { agents: AgentsSer
       outputSchema: searchResultSchema,
       annotations: READ_ONLY,
     },
-    (input) => {
+    async (input) => {
       try {
-        const result = search.search({ ...input, limit: input.limit ?? 10 });
+        const result = await search.search({ ...input, limit: input.limit ?? 10 });
         return answer(result, searchText(result));
       } catch (error) {
         return toolError(error);
@@ -151,9 +151,9 @@ export function createDirectoryMcpServer({ agents, search }: { agents: AgentsSer
       outputSchema: connectionsResultSchema,
       annotations: READ_ONLY,
     },
-    ({ id, limit }) => {
+    async ({ id, limit }) => {
       try {
-        const result = search.connections(id, limit ?? 10);
+        const result = await search.connections(id, limit ?? 10);
         return answer(result, relatedText(result));
       } catch (error) {
         return toolError(error);

@@ -112,16 +112,16 @@ export function createMetrics({ services }: MetricsDeps) {
     name: 'agentdir_search_index_documents',
     help: 'Listed agents in the in-memory search index.',
     registers: [registry],
-    collect() {
-      this.set(services.search.indexStatus().documents);
+    async collect() {
+      this.set((await services.search.indexStatus()).documents);
     },
   });
   new Gauge({
     name: 'agentdir_search_index_last_refresh_timestamp_seconds',
     help: 'When the search index last took in a change (Unix seconds; 0 before the first).',
     registers: [registry],
-    collect() {
-      this.set(services.search.indexStatus().lastRefreshMs / 1000);
+    async collect() {
+      this.set((await services.search.indexStatus()).lastRefreshMs / 1000);
     },
   });
   new Gauge({

@@ -51,7 +51,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
     },
     async (request, reply) => {
       const { q, ...rest } = request.query;
-      const found = services.search.searchJson({ query: q, ...rest });
+      const found = await services.search.searchJson({ query: q, ...rest });
       setPageLinks(request, reply, found);
       return sendJson<SearchResult>(reply, found.json);
     },
@@ -73,7 +73,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const found = services.search.searchJson(request.body);
+      const found = await services.search.searchJson(request.body);
       // Links to the same search as a GET: a link cannot carry a body.
       const { query, q, capabilities, type, min_trust } = request.body;
       const get = new URLSearchParams();
@@ -105,6 +105,6 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: connectionsResultSchema, ...errors, 404: problemSchema },
       },
     },
-    async (request, reply) => sendJson<ConnectionsResult>(reply, services.search.connectionsJson(request.params.id, request.query.limit)),
+    async (request, reply) => sendJson<ConnectionsResult>(reply, await services.search.connectionsJson(request.params.id, request.query.limit)),
   );
 };

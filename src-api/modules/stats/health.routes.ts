@@ -19,7 +19,7 @@ export const healthRoutes: ApiRoutes = async (api, { services }) => {
     { schema: { tags: ['service'], summary: 'Is the service up?', response: { 200: healthResponseSchema } } },
     async () => ({
       status: 'ok' as const,
-      agents_indexed: services.search.indexedCount(),
+      agents_indexed: await services.search.indexedCount(),
       version: API_VERSION,
     }),
   );

@@ -10,7 +10,7 @@ export interface StatsServiceDeps {
   store: Store;
   clock: Clock;
   /** The change cursor: every input of the public figures (agents listed, verified, typed; reviews through the ratings) moves it. */
-  agents: { latestChangeSeq(): number | Promise<number> };
+  agents: { latestChangeSeqAsync(): Promise<number> };
   /** Backstop: the longest a cached answer is kept even when the cursor did not move (`config.statsCacheTtlMs`). */
   cacheTtlMs: number;
 }
@@ -121,7 +121,7 @@ export function createStatsService({ store, clock, agents: agentsService, cacheT
 
   return {
     async directory(): Promise<DirectoryStats> {
-      const seq = await agentsService.latestChangeSeq();
+      const seq = await agentsService.latestChangeSeqAsync();
       const now = clock.now().getTime();
       if (!cached || cached.seq !== seq || now - cached.at >= cacheTtlMs) cached = { seq, at: now, stats: await computeDirectory() };
       return cached.stats;
