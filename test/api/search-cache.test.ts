@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConfig, databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
+import { createConfig } from '../../src-api/config';
+import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { seededRandom } from '../../src-api/lib/seeded-random';
@@ -39,10 +39,10 @@ describe('search result cache', () => {
   });
 
   it('never serves a result from before a write, by this process or another one on the same database', async () => {
-    // The answer with the cache on must always equal a fresh computation (a second service set with the cache off, on the same file).
+    // The answer with the cache on must always equal a fresh computation (a second service set with the cache off, on the same database).
     const config = cached.services.config;
-    const otherDb = openDatabase(databasePath(config));
-    const other = createServices({ db: otherDb, config: createConfig({ ...config, searchCache: false }) });
+    const opened = await openStore(config);
+    const other = createServices({ store: opened.store, config: createConfig({ ...config, searchCache: false }) });
     const r = random(7);
     const ids: string[] = [];
     try {
@@ -75,7 +75,7 @@ describe('search result cache', () => {
         }
       }
     } finally {
-      otherDb.$client.close();
+      await opened.close();
     }
   });
 });

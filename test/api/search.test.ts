@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
+import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { backgroundJobs } from '../helpers/serve-process';
@@ -409,11 +408,11 @@ describe('freshness', () => {
     await agents.edits.setListed(created.id, false, { emitEvents: false });
   });
 
-  it('follows writes from another process on the same database file (a CLI import) on the next request', async () => {
-    // A second connection and service set: what `cli import` opens while the server runs.
-    const otherDb = openDatabase(databasePath(server.services.config));
+  it('follows writes from another process on the same database (a CLI import) on the next request', async () => {
+    // A second connection (SQLite) or pool (PostgreSQL) and service set: what `cli import` opens while the server runs.
+    const opened = await openStore(server.services.config);
     try {
-      const other = createServices({ db: otherDb, config: server.services.config });
+      const other = createServices({ store: opened.store, config: server.services.config });
       const created = await other.agents.edits.create(agentInput({ name: 'Vexillum Importer', type: 'data', capabilities: ['csv'] }), {
         emitEvents: false,
       });
@@ -426,7 +425,7 @@ describe('freshness', () => {
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
       expect(await top5('vexillum')).toEqual([]);
     } finally {
-      otherDb.$client.close();
+      await opened.close();
     }
   });
 });
