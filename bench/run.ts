@@ -6,8 +6,9 @@
  *   npm run bench                       # 100,000 agents, 10 s per load
  *   npm run bench -- --agents 2000 --duration 1 --smoke   # the quick run npm test uses
  *   npm run bench -- --agents 1000000   # the 1M goals; writes about 680 MB of JSONL to the temp dir, run on a quiet machine
+ *   npm run bench -- --store postgres   # the same on PostgreSQL 15 (a server this run starts; see bench/lib/bench-store.ts)
  *
- * Prints a table (goal, measured, met?) and writes bench/results/latest.json.
+ * Prints a table (goal, measured, met?) and writes bench/results/latest.json (latest-postgres.json for PostgreSQL).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { evaluate } from './quality/evaluate';
 import {
   classSearches,
@@ -26,6 +27,7 @@ import {
   writeAgentsJsonl,
   type BenchAgent,
 } from './lib/dataset';
+import { startBenchStore, type BenchStore, type BenchStoreKind } from './lib/bench-store';
 import { filtersOf, measureInProcess, measureQuality } from './lib/measure';
 import { BASELINE_SERVER, freePort, health, runToEnd, spawnServer, trackRss, waitFor, waitForHealth } from './lib/server-process';
 
@@ -37,6 +39,7 @@ interface Options {
   connections: number;
   smoke: boolean;
   keep: boolean;
+  store: BenchStoreKind;
 }
 
 interface Row {
@@ -52,6 +55,15 @@ const program = new Command('bench')
   .option('--connections <n>', 'concurrent connections per load run', (v) => Number(v), 50)
   .option('--smoke', 'a quick run: report figures, never fail on goals')
   .option('--keep', 'keep the generated data dir')
+  .option(
+    '--store <sqlite|postgres>',
+    'where the directory is kept: SQLite in the data dir, or a PostgreSQL 15 server started for the run',
+    (v) => {
+      if (v !== 'sqlite' && v !== 'postgres') throw new InvalidArgumentError('sqlite or postgres');
+      return v;
+    },
+    'sqlite',
+  )
   .parse();
 const options = program.opts<Options>();
 
@@ -77,8 +89,10 @@ async function main(): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-bench-'));
   const dataDir = path.join(work, 'data');
   const children: ChildProcess[] = [];
+  let store: BenchStore | undefined;
   const cleanUp = () => {
     for (const child of children) child.kill('SIGKILL');
+    store?.stop();
     if (!options.keep) fs.rmSync(work, { recursive: true, force: true });
   };
   process.once('SIGINT', () => {
@@ -88,6 +102,8 @@ async function main(): Promise<void> {
 
   try {
     noteLoad('at start');
+    store = await startBenchStore(options.store);
+    const { databaseArgs } = store;
     console.error(`Generating ${options.agents.toLocaleString('en')} agents…`);
     const agents = generateAgents(options.agents);
     const file = path.join(work, 'agents.jsonl');
@@ -97,7 +113,7 @@ async function main(): Promise<void> {
     // The compiled CLI and server, as `npm run cli` / `npm run serve` run them: build them first if needed, untimed.
     await runToEnd('node', ['scripts/ensure-build.mjs', 'api']);
     const importStarted = performance.now();
-    await runToEnd('node', ['out/api/cli.js', 'import', file, '--data-dir', dataDir]);
+    await runToEnd('node', ['out/api/cli.js', 'import', file, '--data-dir', dataDir, ...databaseArgs]);
     const importSeconds = (performance.now() - importStarted) / 1000;
     record(
       `cli import of ${options.agents.toLocaleString('en')} agents`,
@@ -110,7 +126,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     const startupStarted = performance.now();
     // Cache off: every figure but the "cache on" rows is the engine's own.
-    const server = spawnServer(port, dataDir, false);
+    const server = spawnServer(port, dataDir, false, databaseArgs);
     children.push(server);
     const base = `http://127.0.0.1:${port}/api/v1`;
     await waitForHealth(`${base}/health`, 60_000);
@@ -234,7 +250,7 @@ async function main(): Promise<void> {
 
     // The same classes with the result cache on (informative: the goals are for the engine alone).
     const cachedPort = await freePort();
-    const cachedServer = spawnServer(cachedPort, dataDir, true);
+    const cachedServer = spawnServer(cachedPort, dataDir, true, databaseArgs);
     children.push(cachedServer);
     const cachedBase = `http://127.0.0.1:${cachedPort}/api/v1`;
     await waitForHealth(`${cachedBase}/health`, 60_000);
@@ -253,7 +269,7 @@ async function main(): Promise<void> {
     record('judged query set (bench/quality): MRR@5', '≥ 0.8', judged.mrrAt5.toFixed(3), judged.mrrAt5 >= 0.8);
 
     // 5. In-process: search latency and write throughput on the same data dir.
-    const inProcess = await measureInProcess(dataDir, agents, searches, Boolean(options.smoke));
+    const inProcess = await measureInProcess({ dataDir, databaseUrl: store.databaseUrl }, agents, searches, Boolean(options.smoke));
     record(
       'search in-process p50 / p99',
       'p99 ≤ 5 ms',
@@ -279,8 +295,10 @@ async function main(): Promise<void> {
   fs.mkdirSync(resultsDir, { recursive: true });
   const results =
     JSON.stringify({ options, machine: { cpus: os.cpus().length, node: process.version }, loadAverages, rows }, null, 2) + '\n';
-  fs.writeFileSync(path.join(resultsDir, options.smoke ? 'smoke.json' : 'latest.json'), results);
-  if (!options.smoke) fs.writeFileSync(path.join(resultsDir, `search-${options.agents}.json`), results);
+  // SQLite's files keep their old names; PostgreSQL's carry the store's name.
+  const suffix = options.store === 'postgres' ? '-postgres' : '';
+  fs.writeFileSync(path.join(resultsDir, options.smoke ? `smoke${suffix}.json` : `latest${suffix}.json`), results);
+  if (!options.smoke) fs.writeFileSync(path.join(resultsDir, `search-${options.agents}${suffix}.json`), results);
   const unmet = rows.filter((row) => row.met === false);
   if (unmet.length && !options.smoke) {
     console.error(`${unmet.length} goal(s) not met`);
@@ -344,7 +362,7 @@ function printTable(): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((line) => line[i]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(
-    `\nAgent Directory benchmark: ${options.agents.toLocaleString('en')} agents, ${options.connections} connections, ${options.duration} s per load, ${os.cpus().length} cores, Node ${process.version}, load average ${loadAverages.map((l) => `${l.load1} ${l.at}`).join(', ')}`,
+    `\nAgent Directory benchmark: ${options.agents.toLocaleString('en')} agents on ${options.store === 'postgres' ? 'PostgreSQL 15' : 'SQLite'}, ${options.connections} connections, ${options.duration} s per load, ${os.cpus().length} cores, Node ${process.version}, load average ${loadAverages.map((l) => `${l.load1} ${l.at}`).join(', ')}`,
   );
   console.log(format(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);

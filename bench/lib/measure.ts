@@ -3,8 +3,8 @@
  * top 5, filters obeyed) and the engine in this process (search latency per class, writes, freshness).
  */
 import { performance } from 'node:perf_hooks';
-import { createConfig, databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
+import { createConfig } from '../../src-api/config';
+import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
 import { classSearches, createRandom, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './dataset';
 
@@ -56,11 +56,17 @@ export async function measureQuality(base: string, agents: BenchAgent[], smoke: 
   };
 }
 
-export async function measureInProcess(dataDir: string, agents: BenchAgent[], searches: ReturnType<typeof mixedSearches>, smoke: boolean) {
-  const config = createConfig({ dataDir, demoData: false, searchCache: false });
-  const db = openDatabase(databasePath(config));
-  const services = createServices({ db, config });
-  const run = (s: (typeof searches)[number]) =>
+export async function measureInProcess(
+  where: { dataDir: string; databaseUrl: string | undefined },
+  agents: BenchAgent[],
+  searches: ReturnType<typeof mixedSearches>,
+  smoke: boolean,
+) {
+  const config = createConfig({ dataDir: where.dataDir, databaseUrl: where.databaseUrl, demoData: false, searchCache: false });
+  const opened = await openStore(config);
+  const services = createServices({ store: opened.store, config });
+  // Awaited: on PostgreSQL a search may read (the change cursor, the hits' profiles); on SQLite it answers at once.
+  const run = async (s: (typeof searches)[number]) =>
     services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
   await run(searches[0]!); // builds the index
   const timings: number[] = [];
@@ -108,7 +114,9 @@ export async function measureInProcess(dataDir: string, agents: BenchAgent[], se
     },
     { emitEvents: false },
   );
-  const freshWriteFound = (await services.search.search({ query: 'zyxquorblat', limit: 5 })).agents.some((agent: { id: string }) => agent.id === fresh.id);
-  db.$client.close();
+  const freshWriteFound = (await services.search.search({ query: 'zyxquorblat', limit: 5 })).agents.some(
+    (agent: { id: string }) => agent.id === fresh.id,
+  );
+  await opened.close();
   return { searchP50: quantile(0.5), searchP99: quantile(0.99), classP99, writesPerSecond, freshWriteFound };
 }

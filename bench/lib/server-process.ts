@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-export function spawnServer(port: number, dataDir: string, cache: boolean): ChildProcess {
+export function spawnServer(port: number, dataDir: string, cache: boolean, databaseArgs: string[] = []): ChildProcess {
   return spawn(
     'node',
     [
@@ -24,6 +24,7 @@ export function spawnServer(port: number, dataDir: string, cache: boolean): Chil
       'off',
       '--search-cache',
       cache ? 'on' : 'off',
+      ...databaseArgs,
     ],
     { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
   );

@@ -29,27 +29,35 @@ function asPostgres(program: string, args: string[]): string {
   });
 }
 
+export interface PostgresOptions {
+  /**
+   * Server settings (-c name=value) over the tests' own: fsync=off, as a test server loses nothing worth
+   * keeping when the machine stops. The bench runs with fsync on (bench/lib/bench-store.ts).
+   */
+  settings?: Record<string, string>;
+}
+
 /**
  * A real PostgreSQL 15 on 127.0.0.1 and a free port: a fresh cluster in a temp
  * dir (initdb, trust authentication for local connections only), started with
  * pg_ctl as the `postgres` user, its socket in the same dir. `stop()` stops it
  * and removes the dir.
  */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: PostgresOptions = {}): Promise<TestPostgres> {
   if (!fs.existsSync(path.join(BIN, 'postgres'))) {
     throw new Error(`PostgreSQL 15 is not installed (${BIN}): apt-get install postgresql`);
   }
   // Another process may take the free port between freePort() and the server's bind: then try another port.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnFreePort();
+      return await startOnFreePort(options);
     } catch (error) {
       if (attempt === 3 || !/could not bind|Address already in use/i.test((error as Error).message)) throw error;
     }
   }
 }
 
-function startOnFreePort(): Promise<TestPostgres> {
+function startOnFreePort(options: PostgresOptions): Promise<TestPostgres> {
   return freePort().then((port) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-postgres-'));
     const data = path.join(dir, 'data');
@@ -74,7 +82,10 @@ function startOnFreePort(): Promise<TestPostgres> {
         '-l',
         path.join(dir, 'server.log'),
         '-o',
-        `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off`,
+        Object.entries({ fsync: 'off', ...options.settings }).reduce(
+          (flags, [name, value]) => `${flags} -c ${name}=${value}`,
+          `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir}`,
+        ),
         '-w',
         '-t',
         '120',
