@@ -3,22 +3,30 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFrom, startCluster, type AccessLogEntry, type TestCluster } from '../helpers/cluster';
+import { startPostgres, type TestPostgres } from '../helpers/postgres-server';
 import { waitUntilSettled } from '../helpers/serve-process';
 import { bearer, trpcCall } from '../helpers/trpc';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
  * Contract section 8, as the README's deployment example runs it: scripts/cluster.sh starts a real
- * redis-server, two real `serve` processes on one data dir (the demo directory) and a real nginx in
- * front of them. Today the replicas share one SQLite file; the PostgreSQL store comes with issue 16.
+ * redis-server, two real `serve` processes on one PostgreSQL 15 database (the demo directory, seeded
+ * once by whichever replica starts first) and a real nginx in front of them.
  */
+let postgres: TestPostgres;
 let cluster: TestCluster;
 let agentIds: string[];
 const receivers: WebhookReceiver[] = [];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  cluster = await startCluster({ serveArgs: ['--allow-private-urls'] });
+  postgres = await startPostgres();
+  // A natural-language collation (the server's default is C), as most installations have.
+  postgres.query(`CREATE DATABASE agentdir TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+  cluster = await startCluster({ serveArgs: ['--allow-private-urls'], env: { CLUSTER_DATABASE_URL: postgres.urlOf('agentdir') } });
+  // The directory is in PostgreSQL, not in a SQLite file of the data dir.
+  expect(Number(postgres.query('SELECT count(*) FROM agents', 'agentdir'))).toBeGreaterThanOrEqual(100);
+  expect(fs.readdirSync(path.join(cluster.dir, 'data')).filter((file) => file.includes('.sqlite'))).toEqual([]);
   // Both replicas settled (search index and profile cache warm-up done) before anything is timed.
   for (const replica of cluster.replicas) await waitUntilSettled(replica.origin);
   const listed = await fetch(`${cluster.api}/agents?limit=100`);
@@ -30,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()));
   await cluster?.stop();
+  postgres?.stop();
 }, 120_000);
 
 /** An admin tRPC mutation through nginx. */
