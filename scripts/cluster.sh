@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Several `serve` processes behind nginx, limits shared through Redis (README, "Running several servers").
+# Several `serve` processes behind nginx on one PostgreSQL, limits shared through Redis (README, "Running several servers").
 #
 #   scripts/cluster.sh            # Ctrl-C (or SIGTERM) stops everything it started
 #
 # Starts, all on 127.0.0.1, in one directory (CLUSTER_DIR, default a new temp dir):
 #   - redis-server (rate limits and quotas shared by the replicas: --redis-url),
+#   - PostgreSQL 15 (the directory, one database for every replica: --database), unless
+#     CLUSTER_DATABASE_URL names a database that already runs, or CLUSTER_STORE=sqlite,
 #   - one `serve` process per port of CLUSTER_SERVE_PORTS, all on one data dir,
 #   - nginx in front of them: round robin, the next replica when one refuses or drops
 #     a connection, X-Forwarded-For set; the replicas trust exactly that one hop.
-# Each writes its log and pid there: redis.log/.pid, serve-N.log/.pid, nginx/{error,access}.log and nginx.pid.
+# Each writes its log and pid there: redis.log/.pid, postgres.log/.pid, serve-N.log/.pid,
+# nginx/{error,access}.log and nginx.pid.
 # Once everything answers it prints "cluster: ready" and writes cluster.env (the URLs and pids).
 #
 # Environment (all optional):
@@ -17,7 +20,13 @@
 #   CLUSTER_SERVE_PORTS   the replicas, one per port (default "8781 8782")
 #   CLUSTER_REDIS_PORT    redis-server (default 6390); or CLUSTER_REDIS_URL to use a Redis that already runs
 #   CLUSTER_DATA_DIR      the replicas' data dir (default $CLUSTER_DIR/data)
-#   CLUSTER_DATABASE_URL  passed to every replica as --database (see "The database" below)
+#   CLUSTER_DATABASE_URL  every replica's --database: a PostgreSQL that already runs
+#                         (postgres://user:password@host:5432/agentdir) or sqlite:<path>; then none is started
+#   CLUSTER_STORE         without CLUSTER_DATABASE_URL: postgres (default: one PostgreSQL 15 started here,
+#                         database agentdir) or sqlite (every replica opens the data dir's SQLite file: one machine)
+#   CLUSTER_POSTGRES_PORT the PostgreSQL started here (default 6432)
+#   CLUSTER_POSTGRES_OPTIONS  more server settings for it, e.g. "-c shared_buffers=512MB"
+#   CLUSTER_POSTGRES_BIN  its programs (default /usr/lib/postgresql/15/bin: Debian's package postgresql)
 #   CLUSTER_SERVE_ARGS    more `serve` flags for every replica, e.g. "--no-demo-data --allow-private-urls"
 #   CLUSTER_SERVE_FROM    build (default: out/api/serve.js, built first when missing or older than the
 #                         sources, as `npm run serve` does) or sources (src-api through tsx, as the tests run it)
@@ -29,6 +38,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PORT="${CLUSTER_PORT:-8080}"
 read -r -a SERVE_PORTS <<<"${CLUSTER_SERVE_PORTS:-8781 8782}"
 REDIS_PORT="${CLUSTER_REDIS_PORT:-6390}"
+STORE="${CLUSTER_STORE:-postgres}"
+PG_PORT="${CLUSTER_POSTGRES_PORT:-6432}"
+PG_BIN="${CLUSTER_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 START_TIMEOUT="${CLUSTER_START_TIMEOUT:-120}"
 read -r -a SERVE_ARGS <<<"${CLUSTER_SERVE_ARGS:-}"
 
@@ -50,6 +62,14 @@ if [ -z "${CLUSTER_REDIS_URL:-}" ]; then
   command -v redis-server >/dev/null || fail "redis-server is not installed (apt-get install -y --no-install-recommends redis-server), or give CLUSTER_REDIS_URL"
 fi
 
+case "$STORE" in
+  postgres | sqlite) ;;
+  *) fail "CLUSTER_STORE must be postgres or sqlite, got \"$STORE\"" ;;
+esac
+if [ -z "${CLUSTER_DATABASE_URL:-}" ] && [ "$STORE" = postgres ]; then
+  [ -x "$PG_BIN/postgres" ] || fail "PostgreSQL 15 is not installed ($PG_BIN: apt-get install -y --no-install-recommends postgresql), or give CLUSTER_DATABASE_URL, or CLUSTER_STORE=sqlite"
+fi
+
 SERVE_FROM="${CLUSTER_SERVE_FROM:-build}"
 case "$SERVE_FROM" in
   build) SERVE_CMD=(node out/api/serve.js) ;;
@@ -59,10 +79,11 @@ esac
 
 # ---------------------------------------------------------------------------
 # Stopping: whatever was started, on Ctrl-C, SIGTERM or any exit: nginx first (no new requests), then
-# the replicas (they finish what they are doing), then Redis (which the replicas use until they stop).
+# the replicas (they finish what they are doing), then PostgreSQL and Redis (which the replicas use until they stop).
 # Each part runs in its own session (setsid), so a terminal's Ctrl-C reaches this script only and the
 # parts stop in that order instead of all at once.
 REDIS_PID=""
+PG_PID=""
 SERVE_PIDS=()
 NGINX_PID=""
 stopping=0
@@ -84,6 +105,7 @@ stop_all() {
   say "stopping"
   if [ -n "$NGINX_PID" ]; then stop_pids "$NGINX_PID"; fi
   if [ "${#SERVE_PIDS[@]}" -gt 0 ]; then stop_pids "${SERVE_PIDS[@]}"; fi
+  if [ -n "$PG_PID" ]; then stop_pids "$PG_PID"; fi
   if [ -n "$REDIS_PID" ]; then stop_pids "$REDIS_PID"; fi
   say "stopped; logs in $DIR"
 }
@@ -128,13 +150,48 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-# The database. Today every replica opens the same SQLite file in DATA_DIR (WAL mode: each process
-# follows the others' writes through the change cursor, webhook deliveries are leased in the file),
-# so the replicas must share one machine. With the PostgreSQL store (issue 16) this becomes one
-# PostgreSQL server, started here like Redis above, and every replica gets
-# CLUSTER_DATABASE_URL=postgres://user:password@host:5432/agentdir as --database.
+# The database: one for every replica (each follows the others' writes through the change cursor;
+# webhook deliveries and mails are leased in it, so each is sent once).
+# - CLUSTER_DATABASE_URL: a database that already runs (on another machine, say), used as it is.
+# - CLUSTER_STORE=postgres (the default): a PostgreSQL 15 started here in its own cluster under
+#   DIR/postgres (initdb; local connections only, trusted: only this machine reaches 127.0.0.1), and
+#   in it the database agentdir, with an ICU collation as most installations have. The replicas
+#   migrate it when they start.
+# - CLUSTER_STORE=sqlite: every replica opens the SQLite file in DATA_DIR (WAL): one machine only.
 DATABASE_ARGS=()
-if [ -n "${CLUSTER_DATABASE_URL:-}" ]; then DATABASE_ARGS=(--database "$CLUSTER_DATABASE_URL"); fi
+DATABASE_URL=""
+if [ -n "${CLUSTER_DATABASE_URL:-}" ]; then
+  DATABASE_URL="$CLUSTER_DATABASE_URL"
+  say "database: CLUSTER_DATABASE_URL"
+elif [ "$STORE" = postgres ]; then
+  PG_DIR="$DIR/postgres"
+  mkdir -p "$PG_DIR"
+  AS_PG=()
+  if [ "$(id -u)" = 0 ]; then
+    # PostgreSQL refuses to run as root: as the postgres user (Debian's package makes it), which must reach PG_DIR.
+    id -u postgres >/dev/null 2>&1 || fail "PostgreSQL refuses to run as root and there is no postgres user"
+    chmod 0711 "$DIR"
+    chown postgres: "$PG_DIR"
+    runuser -u postgres -- test -w "$PG_DIR" || fail "the postgres user cannot write $PG_DIR (give a CLUSTER_DIR it can reach)"
+    AS_PG=(runuser -u postgres --)
+  fi
+  "${AS_PG[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >"$DIR/postgres-initdb.log" 2>&1 \
+    || fail "initdb failed: $(tail -n 20 "$DIR/postgres-initdb.log")"
+  # pg_ctl starts the server in a session of its own and waits until it accepts connections.
+  # shellcheck disable=SC2086 # CLUSTER_POSTGRES_OPTIONS is a list of server flags
+  "${AS_PG[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t "$START_TIMEOUT" \
+    -o "-c listen_addresses=127.0.0.1 -c port=$PG_PORT -c unix_socket_directories=$PG_DIR ${CLUSTER_POSTGRES_OPTIONS:-}" \
+    start >"$DIR/postgres-start.log" 2>&1 || fail "PostgreSQL did not start: $(tail -n 30 "$PG_DIR/postgres.log" 2>/dev/null)"
+  PG_PID="$(head -n 1 "$PG_DIR/data/postmaster.pid")"
+  echo "$PG_PID" >"$DIR/postgres.pid"
+  ln -sf "$PG_DIR/postgres.log" "$DIR/postgres.log"
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
+    -c "CREATE DATABASE agentdir TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'" >/dev/null \
+    || fail "could not create the database agentdir"
+  DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/agentdir"
+  say "postgres: $DATABASE_URL (pid $PG_PID)"
+fi
+if [ -n "$DATABASE_URL" ]; then DATABASE_ARGS=(--database "$DATABASE_URL"); fi
 
 # ---------------------------------------------------------------------------
 # The replicas, all at once (several processes starting together migrate and seed the database once).
@@ -253,6 +310,10 @@ say "nginx: http://127.0.0.1:$PORT (pid $NGINX_PID) -> ${SERVE_URLS[*]}"
   echo "CLUSTER_NGINX_PID=$NGINX_PID"
   echo "CLUSTER_REDIS_URL=$REDIS_URL"
   echo "CLUSTER_REDIS_PID=$REDIS_PID"
+  if [ -n "$PG_PID" ]; then
+    echo "CLUSTER_DATABASE_URL=$DATABASE_URL"
+    echo "CLUSTER_POSTGRES_PID=$PG_PID"
+  fi
   echo "CLUSTER_DATA_DIR=$DATA_DIR"
 } >"$DIR/cluster.env"
 say "api http://127.0.0.1:$PORT/api/v1 (admin token: ${AGENTDIR_ADMIN_TOKEN:+AGENTDIR_ADMIN_TOKEN}${AGENTDIR_ADMIN_TOKEN:-$DATA_DIR/admin-token})"

@@ -3,30 +3,37 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFrom, startCluster, type AccessLogEntry, type TestCluster } from '../helpers/cluster';
-import { startPostgres, type TestPostgres } from '../helpers/postgres-server';
+import { psql } from '../helpers/postgres-server';
 import { waitUntilSettled } from '../helpers/serve-process';
 import { bearer, trpcCall } from '../helpers/trpc';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
  * Contract section 8, as the README's deployment example runs it: scripts/cluster.sh starts a real
- * redis-server, two real `serve` processes on one PostgreSQL 15 database (the demo directory, seeded
- * once by whichever replica starts first) and a real nginx in front of them.
+ * redis-server, a real PostgreSQL 15, two real `serve` processes on its one database (the demo
+ * directory, seeded once by whichever replica starts first) and a real nginx in front of them.
+ * `CLUSTER_STORE=sqlite npx vitest run test/cluster/cluster.test.ts` runs the same cases with the
+ * replicas on one SQLite file instead (one machine), as the script can.
  */
-let postgres: TestPostgres;
+const store = process.env.CLUSTER_STORE === 'sqlite' ? 'sqlite' : 'postgres';
 let cluster: TestCluster;
 let agentIds: string[];
 const receivers: WebhookReceiver[] = [];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  postgres = await startPostgres();
-  // A natural-language collation (the server's default is C), as most installations have.
-  postgres.query(`CREATE DATABASE agentdir TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
-  cluster = await startCluster({ serveArgs: ['--allow-private-urls'], env: { CLUSTER_DATABASE_URL: postgres.urlOf('agentdir') } });
-  // The directory is in PostgreSQL, not in a SQLite file of the data dir.
-  expect(Number(postgres.query('SELECT count(*) FROM agents', 'agentdir'))).toBeGreaterThanOrEqual(100);
-  expect(fs.readdirSync(path.join(cluster.dir, 'data')).filter((file) => file.includes('.sqlite'))).toEqual([]);
+  cluster = await startCluster({ serveArgs: ['--allow-private-urls'], env: { CLUSTER_STORE: store } });
+  const sqliteFiles = fs.readdirSync(path.join(cluster.dir, 'data')).filter((file) => file.includes('.sqlite'));
+  if (store === 'postgres') {
+    // The directory is in the script's PostgreSQL (an ICU collation, as most installations have), not in a SQLite file.
+    expect(cluster.databaseUrl).toMatch(/^postgres:\/\/.*\/agentdir$/);
+    expect(Number(psql(cluster.databaseUrl!, 'SELECT count(*) FROM agents'))).toBeGreaterThanOrEqual(100);
+    expect(psql(cluster.databaseUrl!, "SELECT datlocprovider FROM pg_database WHERE datname = 'agentdir'")).toBe('i');
+    expect(sqliteFiles).toEqual([]);
+  } else {
+    expect(cluster.postgresPid).toBeUndefined();
+    expect(sqliteFiles).not.toEqual([]);
+  }
   // Both replicas settled (search index and profile cache warm-up done) before anything is timed.
   for (const replica of cluster.replicas) await waitUntilSettled(replica.origin);
   const listed = await fetch(`${cluster.api}/agents?limit=100`);
@@ -38,7 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()));
   await cluster?.stop();
-  postgres?.stop();
 }, 120_000);
 
 /** An admin tRPC mutation through nginx. */
@@ -97,7 +103,7 @@ async function succeededAttempts(origin: string): Promise<number> {
   return Number(/^agentdir_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(text)?.[1] ?? NaN);
 }
 
-describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)', () => {
+describe(`two serve processes on ${store === 'postgres' ? 'one PostgreSQL' : 'one SQLite file'} behind nginx, limits in Redis (scripts/cluster.sh)`, () => {
   it('a review written through one replica is in search and in the profile read from the other within one second', async () => {
     // Reads with a key (1,000 a minute): the polling below must not run into the anonymous read limit.
     const key = (await mutate('keys.create', { name: 'cluster test' })).data.key as string;
@@ -329,7 +335,7 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
     );
   }, 240_000);
 
-  it('Ctrl-C stops everything the script started: nginx, then the replicas, then Redis', async () => {
+  it('Ctrl-C stops everything the script started: nginx, then the replicas, then PostgreSQL and Redis', async () => {
     const alive = (pid: number): boolean => {
       try {
         process.kill(pid, 0);
@@ -342,10 +348,14 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
     expect(replicas.length).toBeGreaterThan(0);
     expect(alive(cluster.nginxPid)).toBe(true);
     expect(alive(cluster.redisPid!)).toBe(true);
+    const postgresPids = cluster.postgresPid === undefined ? [] : [cluster.postgresPid];
+    expect(postgresPids.filter(alive)).toEqual(postgresPids);
 
     await cluster.interrupt(); // SIGINT to the script's whole process group, as a terminal sends it
     expect(cluster.output()).toContain('cluster: stopped');
-    expect([cluster.nginxPid, cluster.redisPid!, ...cluster.replicas.map((replica) => replica.pid)].filter(alive)).toEqual([]);
+    expect(
+      [cluster.nginxPid, cluster.redisPid!, ...postgresPids, ...cluster.replicas.map((replica) => replica.pid)].filter(alive),
+    ).toEqual([]);
     // The parts run in sessions of their own: the replicas heard the script's SIGTERM (not the
     // terminal's SIGINT) and shut down while Redis still answered.
     for (const replica of replicas) {
@@ -354,5 +364,11 @@ describe('two serve processes behind nginx, limits in Redis (scripts/cluster.sh)
       expect(log).not.toContain('Connection is closed');
     }
     expect(fs.readFileSync(path.join(cluster.dir, 'redis.log'), 'utf8')).toContain('Received SIGTERM');
+    // PostgreSQL too, once the replicas had gone: a smart shutdown (SIGTERM), which waits for its clients.
+    if (store === 'postgres') {
+      const log = fs.readFileSync(path.join(cluster.dir, 'postgres.log'), 'utf8');
+      expect(log).toContain('received smart shutdown request');
+      expect(log).toContain('database system is shut down');
+    }
   }, 120_000);
 });

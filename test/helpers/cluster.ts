@@ -8,7 +8,7 @@ import { makeTempDir } from './test-server';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** scripts/cluster.sh as the README runs it: Redis, `serve` replicas on one data dir, nginx in front. */
+/** scripts/cluster.sh as the README runs it: Redis, PostgreSQL, `serve` replicas on one database, nginx in front. */
 export interface TestCluster {
   /** nginx: `http://127.0.0.1:<port>`, the one address clients use. */
   origin: string;
@@ -20,6 +20,9 @@ export interface TestCluster {
   /** nginx's master process and redis-server (undefined when the cluster uses a Redis of its own). */
   nginxPid: number;
   redisPid: number | undefined;
+  /** The PostgreSQL the script started and its database (undefined with CLUSTER_STORE=sqlite or CLUSTER_DATABASE_URL). */
+  postgresPid: number | undefined;
+  databaseUrl: string | undefined;
   adminToken: string;
   /** The directory of the logs, pids and nginx config. */
   dir: string;
@@ -60,7 +63,7 @@ export async function startCluster(
 ): Promise<TestCluster> {
   const { replicas = 2, serveArgs = [], env = {}, timeoutMs = 240_000 } = options;
   const dir = makeTempDir('agentdir-cluster-');
-  const [port, redisPort, ...servePorts] = await Promise.all(Array.from({ length: 2 + replicas }, () => freePort()));
+  const [port, redisPort, postgresPort, ...servePorts] = await Promise.all(Array.from({ length: 3 + replicas }, () => freePort()));
   const adminToken = 'cluster-test-admin-token-0123456789';
   const child: ChildProcess = spawn('bash', [path.join(ROOT, 'scripts/cluster.sh')], {
     cwd: ROOT,
@@ -69,6 +72,9 @@ export async function startCluster(
       CLUSTER_DIR: dir,
       CLUSTER_PORT: String(port),
       CLUSTER_REDIS_PORT: String(redisPort),
+      CLUSTER_POSTGRES_PORT: String(postgresPort),
+      // As the tests' other PostgreSQL servers (test/helpers/postgres-server.ts): nothing to keep if the machine stops.
+      CLUSTER_POSTGRES_OPTIONS: '-c fsync=off',
       CLUSTER_SERVE_PORTS: servePorts.join(' '),
       CLUSTER_SERVE_ARGS: serveArgs.join(' '),
       CLUSTER_SERVE_FROM: 'sources',
@@ -141,6 +147,8 @@ export async function startCluster(
     redisUrl: envFile.CLUSTER_REDIS_URL!,
     nginxPid: Number(envFile.CLUSTER_NGINX_PID),
     redisPid: envFile.CLUSTER_REDIS_PID ? Number(envFile.CLUSTER_REDIS_PID) : undefined,
+    postgresPid: envFile.CLUSTER_POSTGRES_PID ? Number(envFile.CLUSTER_POSTGRES_PID) : undefined,
+    databaseUrl: envFile.CLUSTER_DATABASE_URL,
     adminToken,
     dir,
     output: () => output,

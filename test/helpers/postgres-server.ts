@@ -29,6 +29,14 @@ function asPostgres(program: string, args: string[]): string {
   });
 }
 
+/** Runs one SQL statement with psql on the database of `url`; its unaligned, tuples-only output. */
+export function psql(url: string, sql: string): string {
+  return execFileSync(path.join(BIN, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', sql], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
+}
+
 export interface PostgresOptions {
   /**
    * Server settings (-c name=value) over the tests' own: fsync=off, as a test server loses nothing worth
@@ -104,11 +112,7 @@ function startOnFreePort(options: PostgresOptions): Promise<TestPostgres> {
       url,
       urlOf,
       port,
-      query: (sql: string, database = 'postgres') =>
-        execFileSync(path.join(BIN, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', urlOf(database), '-c', sql], {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
-        }).trim(),
+      query: (sql: string, database = 'postgres') => psql(urlOf(database), sql),
       stop,
     };
   });
