@@ -1,11 +1,12 @@
 /**
  * The agents' writers on the data-access seam (issue 16: reviews, the owner hooks, the agent
- * edits other modules call), A/B on SQLite in one process: another checkout's services (before
- * the port: synchronous writes in sync transactions) next to this checkout's (async, through the
- * Store), over the same SQLite file, alternating round by round. µs per call, median of the rounds,
- * and the ratio this/base. Both sides' results are checked first (same rating, same version steps).
+ * edits other modules call, agents.edits.create), A/B on SQLite in one process: another
+ * checkout's services next to this checkout's, over the same SQLite file, alternating round by
+ * round. µs per call, median of the rounds, and the ratio this/base. Both sides' results are
+ * checked first (same rating, same version steps). The base needs `agents.edits` (main since
+ * the agent writers' port).
  *
- *   npx tsx bench/agent-writes-ab.ts --base <checkout before the port> [--agents 2000] [--rounds 15] [--ops 300]
+ *   npx tsx bench/agent-writes-ab.ts --base <other checkout> [--agents 2000] [--rounds 15] [--ops 300]
  *
  * Not a test: the figures depend on the machine and its load (printed first and last).
  */
@@ -41,6 +42,8 @@ async function main() {
   const pick = (side: number, i: number) => ids[((i * 7919) % (agentCount / 2)) * 2 + side]!;
   const owner = (side: number, i: number) => `acc_${((i * 31) % 50) * 2 + side}`;
   const review = { rating: 4, comment: 'Bench', reviewer_name: 'Bench' };
+  const agentInput = { tagline: 'Created by the bench', description: '', author: '', capabilities: [], categories: [], type: 'other' };
+  let created = 0;
   const calls = (s: Services, http: typeof app, side: number) => {
     const a = s.agents as unknown as Loose & { edits?: Loose };
     const r = s.reviews as unknown as Loose;
@@ -53,11 +56,11 @@ async function main() {
         toHide ??= ((await r.create!(pick(side, 1), review)) as { id: string }).id;
         await r.setHidden!(toHide, i % 2 === 0, 'bench');
       },
-      // The edit owners and edit requests make: the sync form (base) and agents.edits (this).
-      'agent update (owners)': (i: number) =>
-        side === 0 ? a.update!(pick(side, i), { tagline: `Tagline ${i}` }) : a.edits!.update!(pick(side, i), { tagline: `Tagline ${i}` }),
-      'renameOwner (3 agents)': (i: number) =>
-        side === 0 ? a.renameOwner!(owner(side, i), `Owner ${i}`) : a.edits!.renameOwner!(owner(side, i), `Owner ${i}`),
+      // The edit owners and edit requests make (agent.updated: its event, webhook fan-out and marketing drafts).
+      'agents.edits.update': (i: number) => a.edits!.update!(pick(side, i), { tagline: `Tagline ${i}` }),
+      'agents.edits.create': (i: number) =>
+        a.edits!.create!({ ...agentInput, name: `Created ${side} ${i} ${++created}`, source_url: `https://example.org/c/${side}/${created}` }),
+      'renameOwner (3 agents)': (i: number) => a.edits!.renameOwner!(owner(side, i), `Owner ${i}`),
     };
   };
   const before = calls(baseServices, baseApp, 0);

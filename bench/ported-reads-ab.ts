@@ -74,7 +74,7 @@ const reviewsService = createReviewsService({
   audit: undefined as never,
   quota: { enabled: false, windowMs: 0 },
 });
-const auditService = createAuditService({ db, store, clock, ids: ids2 });
+const auditService = createAuditService({ store, clock, ids: ids2 });
 
 // Before the port (1e46672^): the same queries, sync on the Db.
 const NEWEST_FIRST = [desc(reviews.createdAt), desc(sql`${reviews}.rowid`)];

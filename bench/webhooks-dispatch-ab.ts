@@ -33,9 +33,9 @@ interface Tree {
   createConfig: (overrides: object) => { webhooks: object; allowPrivateUrls: boolean };
   databasePath: (config: unknown) => string;
   openDatabase: (file: string) => { $client: { close(): void } };
-  inTransaction: <T>(db: unknown, work: () => T) => T;
   createServices: (deps: { db: unknown; config: unknown }) => {
-    events: { record(type: string, data: object): unknown };
+    store: { transaction<T>(work: () => Promise<T>): Promise<T> };
+    events: { recordInTransaction(type: string, data: object): Promise<unknown> };
     webhooks: { add(input: object, options: object): unknown; queue: unknown };
   };
   createWebhookDispatcher: (deps: object) => {
@@ -55,7 +55,6 @@ async function load(name: string, root: string): Promise<Tree> {
     createConfig: config.createConfig,
     databasePath: config.databasePath,
     openDatabase: client.openDatabase,
-    inTransaction: client.inTransaction,
     createServices: services.createServices,
     createWebhookDispatcher: dispatcher.createWebhookDispatcher,
   };
@@ -84,9 +83,9 @@ async function round(tree: Tree, sender: 'instant' | 'http', url: string): Promi
   try {
     const services = tree.createServices({ db, config });
     await services.webhooks.add({ url }, { actor: 'bench' });
-    tree.inTransaction(db, () => {
+    await services.store.transaction(async () => {
       for (let i = 0; i < eventCount; i++)
-        services.events.record('agent.updated', { agent_id: `agt_${i}`, name: `A${i}`, changed_fields: ['name'] });
+        await services.events.recordInTransaction('agent.updated', { agent_id: `agt_${i}`, name: `A${i}`, changed_fields: ['name'] });
     });
     const dispatcher = tree.createWebhookDispatcher({
       queue: services.webhooks.queue,

@@ -145,7 +145,7 @@ export function createServices({ db: givenDb, store: givenStore, config, clock =
   // In the closing store transaction: the endpoints, their delivery logs and the audit entries go with the account.
   accounts.onClose((accountId, actor) => webhooks.removeAllOfAccount(accountId, actor));
   const webhookDispatcher = createWebhookDispatcher({ queue: webhooks.queue, clock, config, send: sendWebhook });
-  const backups = createBackupService({ db: sqliteDb, config, clock, audit });
+  const backups = createBackupService({ db: sqliteDb, store, config, clock, audit });
   // Start-up warm-ups and the trust refresh in progress (startServer marks them), for /health's `idle`.
   const background = createBackgroundWork();
 

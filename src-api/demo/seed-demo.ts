@@ -745,7 +745,7 @@ export async function seedDemoDirectory(services: SeedServices, options: SeedDem
 
   await store.transaction(async () => {
     const { reviews, claims, submissions, newsletterSubscribers, marketingPosts, abTests, abTestVariants } = store.t;
-    await agentWrites.writeAsync(demoAgents.map((agent) => ({ kind: 'create', row: agent.row })));
+    await agentWrites.write(demoAgents.map((agent) => ({ kind: 'create', row: agent.row })));
     await insertAll(store, reviews, reviewRows);
     await insertAll(store, claims, claimRows);
     await insertAll(store, submissions, submissionRows);

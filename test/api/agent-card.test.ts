@@ -118,7 +118,7 @@ describe('POST /submit with agent_card_url', () => {
     expect(after.tagline).toBe('Reads, checks and books invoices');
     expect(after.skills.map((skill: { id: string }) => skill.id)).toEqual(['book-invoice']);
     expect(after.capabilities).toEqual(['book-invoice', 'accounting']);
-    const event = server.services.events.listRecent(5).find((each) => each.type === 'agent.updated');
+    const event = (await server.services.events.listRecent(5)).find((each) => each.type === 'agent.updated');
     expect(event?.data).toMatchObject({ agent_id: approved.agent_id });
     expect((event?.data as { changed_fields: string[] }).changed_fields).toEqual(expect.arrayContaining(['tagline', 'skills']));
   });

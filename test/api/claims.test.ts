@@ -83,9 +83,8 @@ async function createClaim(
 
 const verify = (claimId: string, on: TestServer = server) => on.api(`/claims/${claimId}/verify`, { method: 'POST' });
 
-function eventsFor(on: TestServer, predicate: (data: Record<string, unknown>) => boolean) {
-  return on.services.events
-    .listRecent(1000)
+async function eventsFor(on: TestServer, predicate: (data: Record<string, unknown>) => boolean) {
+  return (await on.services.events.listRecent(1000))
     .filter((event) => predicate(event.data))
     .map((event) => ({ type: event.type, data: event.data }));
 }
@@ -242,7 +241,7 @@ describe('POST /claims/{id}/verify', () => {
     expect(profile.verified).toBe(true);
     expect((await json(await server.api(`/claims/${claim.id}`))).status).toBe('verified');
 
-    const recorded = eventsFor(server, (data) => data.agent_id === agentId);
+    const recorded = await eventsFor(server, (data) => data.agent_id === agentId);
     expect(recorded).toEqual(
       expect.arrayContaining([
         { type: 'claim.approved', data: { claim_id: claim.id, agent_id: agentId, claimant_name: 'Ada Owner', method: 'well-known' } },
@@ -303,7 +302,7 @@ describe('POST /claims/{id}/verify', () => {
     const pending = await json(await server.api(`/claims/${claim.id}`));
     expect(pending).toMatchObject({ status: 'pending', last_check: { ok: false, http_status: 200, detail: problem.detail } });
     expect((await json(await server.api(`/agents/${agentId}`))).verified).toBe(false);
-    expect(eventsFor(server, (data) => data.agent_id === agentId)).toEqual([]);
+    expect(await eventsFor(server, (data) => data.agent_id === agentId)).toEqual([]);
 
     body = `ok ${claim.verification.token}`;
     const retry = await verify(claim.id);
@@ -379,7 +378,7 @@ describe('POST /claims/{id}/verify', () => {
     token = claim.verification.token;
     const statuses = (await Promise.all([verify(claim.id), verify(claim.id)])).map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409]);
-    expect(eventsFor(server, (data) => data.agent_id === agentId).filter((e) => e.type === 'claim.approved')).toHaveLength(1);
+    expect((await eventsFor(server, (data) => data.agent_id === agentId)).filter((e) => e.type === 'claim.approved')).toHaveLength(1);
   });
 
   it('accepts no body, an empty JSON body and {}, and 400s any field', async () => {
@@ -504,7 +503,7 @@ describe('moderation (console service)', () => {
     expect(result).toMatchObject({ status: 'verified', verified_by: 'manual', version: 2 });
     expect(await server.services.claims.countPending()).toBe(pendingBefore - 1);
     expect((await json(await server.api(`/agents/${agentId}`))).verified).toBe(true);
-    expect(eventsFor(server, (data) => data.agent_id === agentId)).toEqual(
+    expect(await eventsFor(server, (data) => data.agent_id === agentId)).toEqual(
       expect.arrayContaining([
         { type: 'claim.approved', data: { claim_id: claim.id, agent_id: agentId, claimant_name: 'Ada Owner', method: 'manual' } },
         { type: 'agent.verified', data: expect.objectContaining({ agent_id: agentId, via: 'claim' }) },
@@ -531,7 +530,7 @@ describe('moderation (console service)', () => {
     expect(result.status).toBe('rejected');
     const publicView = await json(await server.api(`/claims/${claim.id}`));
     expect(publicView).toMatchObject({ status: 'rejected', reason: 'The e-mail domain does not match the repository' });
-    expect(eventsFor(server, (data) => data.agent_id === agentId)).toEqual([]);
+    expect(await eventsFor(server, (data) => data.agent_id === agentId)).toEqual([]);
     expect((await server.services.audit.list({ page: 1, limit: 10, entityType: 'claim', entityId: claim.id })).items[0]).toMatchObject({
       actor: 'mod:bob',
       action: 'claim.reject',
@@ -577,7 +576,7 @@ describe('moderation (console service)', () => {
       .map((a) => `${a.actor} ${a.action}`)
       .sort();
     expect(actions).toEqual(['mod:carol claim.check', 'mod:carol claim.verify']);
-    expect(eventsFor(server, (data) => data.claim_id === claim.id)).toEqual([
+    expect(await eventsFor(server, (data) => data.claim_id === claim.id)).toEqual([
       { type: 'claim.approved', data: { claim_id: claim.id, agent_id: agentId, claimant_name: 'Ada Owner', method: 'well-known' } },
     ]);
   });

@@ -39,7 +39,7 @@ describe('lifecycle', () => {
     expect(after.agents.find((a: { id: string }) => a.id === old.id).status).toBe('deprecated');
     expect(before.total).toBe(after.total);
 
-    const events = server.services.events.listRecent(50).filter((e) => e.data.agent_id === old.id);
+    const events = (await server.services.events.listRecent(50)).filter((e) => e.data.agent_id === old.id);
     expect(events.map((e) => e.type)).toContain('agent.updated');
     const audit = (await query('audit.list', { entityId: old.id })).data;
     expect(audit.entries.map((e: { action: string }) => e.action)).toContain('agent.deprecate');

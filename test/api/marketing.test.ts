@@ -145,13 +145,15 @@ describe('posts generated from directory events', () => {
     expect((await postsOf(agentId)).length).toBe(before + TONES.length);
   });
 
-  it('ignores events about agents it cannot find, without failing', () => {
-    const result = server.services.marketing.handleEvent({
-      id: 'evt_unknownagent01',
-      type: 'agent.registered',
-      data: { agent_id: 'no-such-agent' },
-      createdAt: new Date().toISOString(),
-    });
+  it('ignores events about agents it cannot find, without failing', async () => {
+    const result = await server.services.store.transaction(() =>
+      server.services.marketing.handleEventInTransaction({
+        id: 'evt_unknownagent01',
+        type: 'agent.registered',
+        data: { agent_id: 'no-such-agent' },
+        createdAt: new Date().toISOString(),
+      }),
+    );
     expect(result).toBeNull();
   });
 

@@ -122,7 +122,7 @@ describe('ownership through claims', () => {
       expect(shown.reason).toMatch(/another ownership claim for this agent was verified/i);
       expect(await auditOf(other.id)).toEqual([expect.objectContaining({ actor: 'system', action: 'claim.reject' })]);
     }
-    const events = server.services.events.listRecent(20).filter((event) => event.data.agent_id === agentId);
+    const events = (await server.services.events.listRecent(20)).filter((event) => event.data.agent_id === agentId);
     expect(events.map((event) => event.type).sort()).toEqual(['agent.verified', 'claim.approved']);
   });
 
@@ -195,9 +195,9 @@ describe('PATCH /me/agents/{id}', () => {
       owner: { name: 'Ann Owner' },
     });
     expect(await json(await server.api(`/agents/${agentId}`))).toEqual(profile);
-    const updated = server.services.events
-      .listRecent(10)
-      .find((event) => event.type === 'agent.updated' && event.data.agent_id === agentId);
+    const updated = (await server.services.events.listRecent(10)).find(
+      (event) => event.type === 'agent.updated' && event.data.agent_id === agentId,
+    );
     expect(updated?.data.changed_fields).toEqual(['tagline', 'description', 'author', 'capabilities', 'categories', 'type']);
     expect((await auditOf(agentId))[0]).toMatchObject({ action: 'agent.update', actor: `ann@owners.test (${annId})` });
   });

@@ -80,8 +80,8 @@ async function ownedAgent() {
 
 const claimRow = (id: string) => db.select().from(claims).where(eq(claims.id, id)).get()!;
 const mailsTo = (to: string) => db.select().from(mailOutbox).where(eq(mailOutbox.to, to)).all();
-const updatedEvents = (agentId: string) =>
-  services.events.listRecent(200).filter((event) => event.type === 'agent.updated' && event.data.agent_id === agentId);
+const updatedEvents = async (agentId: string) =>
+  (await services.events.listRecent(200)).filter((event) => event.type === 'agent.updated' && event.data.agent_id === agentId);
 
 describe('ownership re-checks', () => {
   it('is not due before the interval; a proof that still holds clears the strikes', async () => {
@@ -118,7 +118,7 @@ describe('ownership re-checks', () => {
     advance(INTERVAL + 1);
     expect(await services.claims.recheckDue()).toMatchObject({ unverified: 1 });
     expect((await services.agents.getRow(agentId)).verified).toBe(false);
-    expect(updatedEvents(agentId).map((event) => event.data.changed_fields)).toContainEqual(['verified']);
+    expect((await updatedEvents(agentId)).map((event) => event.data.changed_fields)).toContainEqual(['verified']);
     const [mail] = mailsTo(accountEmail).filter((each) => each.kind === 'ownership.lost');
     expect(mail?.subject).toMatch(/no longer verified/);
     expect(mail?.text).toMatch(/HTTP 404/);

@@ -67,7 +67,7 @@ describe('POST /agents/{id}/reviews', () => {
     const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 3, comment: 'OK', reviewer_name: 'Lee' }));
 
-    const recorded = server.services.events.listRecent(1000).filter((event) => event.data.review_id === review.id);
+    const recorded = (await server.services.events.listRecent(1000)).filter((event) => event.data.review_id === review.id);
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ type: 'review.created', createdAt: expect.stringMatching(/Z$/) });
     expect(recorded[0]!.data).toEqual({

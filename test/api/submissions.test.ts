@@ -217,9 +217,9 @@ describe('approving', () => {
     const profile = await json(await server.api(`/agents/${agentId}`));
     expect(profile).toMatchObject({ ...body, verified: false, rating: { average: null, count: 0 } });
 
-    const registered = server.services.events
-      .listRecent(1000)
-      .filter((event) => event.type === 'agent.registered' && event.data.agent_id === agentId);
+    const registered = (await server.services.events.listRecent(1000)).filter(
+      (event) => event.type === 'agent.registered' && event.data.agent_id === agentId,
+    );
     expect(registered).toHaveLength(1);
     expect(registered[0]!.data).toEqual({ agent_id: agentId, name: body.name, source_url: body.source_url });
 

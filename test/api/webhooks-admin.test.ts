@@ -63,7 +63,9 @@ async function postReview(rating: number): Promise<string> {
   const response = await server.post(`/agents/${agentId}/reviews`, { rating, comment: 'webhook admin test' });
   expect(response.status).toBe(201);
   const review = await json(response);
-  const event = server.services.events.listRecent(50).find((row) => row.type === 'review.created' && row.data.review_id === review.id);
+  const event = (await server.services.events.listRecent(50)).find(
+    (row) => row.type === 'review.created' && row.data.review_id === review.id,
+  );
   expect(event).toBeDefined();
   return event!.id;
 }

@@ -15,10 +15,10 @@ import { createEventsService } from '../../src-api/modules/events/events.service
  * the AgentsService face those modules use (findRowAsync and edits).
  */
 export function agentParts(store: Store, { clock = systemClock, ids = createIdGenerator() }: { clock?: Clock; ids?: IdGenerator } = {}) {
-  // SQLite's Db for the sync forms still kept (events.record and its listeners); none on PostgreSQL.
+  // SQLite's Db for the write path's prepared statements; none on PostgreSQL.
   const db = store.dialect === 'sqlite' ? store.db : undefined;
-  const events = createEventsService({ db: db as never, store, clock, ids });
-  const audit = createAuditService({ db: db as never, store, clock, ids });
+  const events = createEventsService({ store, clock, ids });
+  const audit = createAuditService({ store, clock, ids });
   const reads = createAgentReads({ store, profileCacheEntries: 100 });
   const writes = createAgentWrites({ db, store, clock, events, onCommitted: () => reads.changed() });
   const edits = createAgentEdits({ store, writes, audit, clock, ids });

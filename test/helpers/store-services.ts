@@ -13,7 +13,7 @@ import { createSubmissionsService } from '../../src-api/modules/submissions/subm
 /**
  * The agents, reviews, submissions and reports services wired on one store, as createServices
  * wires them, for the suites that run them on SQLite and PostgreSQL (test/helpers/both-stores.ts).
- * The SQLite Db (the sync forms, prepared statements) is the store's own connection; none on PostgreSQL.
+ * The SQLite Db (prepared statements, sync reads) is the store's own connection; none on PostgreSQL.
  */
 export function storeServices(store: Store, { clock, quotas = false }: { clock: Clock; quotas?: boolean }) {
   let counter = 0;

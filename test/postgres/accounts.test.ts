@@ -68,7 +68,7 @@ describe.each(stores.dialects)('accounts on $dialect', ({ open }) => {
       },
       mail: createMailService({ store, clock, ids, config: { mail: { retryDelaysMs: [1000] } as never } }),
       publicUrl: createPublicUrl({ publicUrl: 'https://directory.example', host: '127.0.0.1', port: 0 }),
-      audit: createAuditService({ db: undefined as never, store, clock, ids }),
+      audit: createAuditService({ store, clock, ids }),
       signInLimits: limiter,
     });
     records = createAccountRecords({ store });

@@ -10,7 +10,7 @@ import { agentRow, bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
 
 /**
- * The agents' async write path (agent-writes.writeAsync) and the moderators' edits on it
+ * The agents' async write path (agent-writes.write) and the moderators' edits on it
  * (agent-edits.ts), on SQLite and PostgreSQL 15: change_seq from max + 1 under SQLite's
  * write lock and from a sequence under an advisory lock on PostgreSQL, events and audit
  * entries in the same transaction, readers following at once.
@@ -43,7 +43,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
   });
 
   it('creates agents with consecutive change_seqs and their events, readable at once', async () => {
-    const written = await writes.writeAsync(
+    const written = await writes.write(
       ['agt_w1', 'agt_w2', 'agt_w3'].map((id) => ({ kind: 'create' as const, row: newRow(id) })),
       { emitEvents: true },
     );
@@ -110,7 +110,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
   it('owner hooks: a rename reaches each owned profile, a close detaches them; no events; in the caller’s transaction, undone with it', async () => {
     const { agents } = store.t;
     const owned = ['agt_o1', 'agt_o2', 'agt_o3'];
-    await writes.writeAsync(
+    await writes.write(
       owned.map((id, i) => ({
         kind: 'create' as const,
         row: writes.newRow({
@@ -195,7 +195,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     const before = await seqs();
     await expect(
       store.transaction(async () => {
-        await writes.writeAsync([{ kind: 'create', row: newRow('agt_gone') }], { emitEvents: true });
+        await writes.write([{ kind: 'create', row: newRow('agt_gone') }], { emitEvents: true });
         throw new Error('undo');
       }),
     ).rejects.toThrow('undo');
@@ -205,7 +205,7 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
     // A row copied in with its own change_seq (as `cli copy-data` writes them), past the sequence.
     const { agents } = store.t;
     await store.run(store.db.insert(agents).values(agentRow({ id: 'agt_copied', sourceUrlKey: 'example.org/copied', changeSeq: 1000 })));
-    const [next] = await writes.writeAsync([{ kind: 'create', row: newRow('agt_after') }]);
+    const [next] = await writes.write([{ kind: 'create', row: newRow('agt_after') }]);
     expect(next!.changeSeq).toBe(1001);
     expect(Number((await store.all<{ n: number }>(sql`SELECT count(*) AS n FROM agents`))[0]!.n)).toBe(before.length + 2);
   });

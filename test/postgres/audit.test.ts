@@ -34,7 +34,6 @@ describe.each(stores.dialects)('audit reads on $dialect', ({ open }) => {
   beforeAll(async () => {
     store = await open();
     audit = createAuditService({
-      db: undefined as never, // record() is not exercised here: it is still sync on SQLite's Db.
       store,
       clock: { now: () => new Date('2025-01-04T00:00:00.000Z') },
       ids: { next: () => 'aud_unused', agent: () => 'agt_unused' },

@@ -11,7 +11,7 @@ import { agentParts } from '../helpers/agent-parts';
 
 /**
  * `cli import` and the demo seeder on the data-access seam, on SQLite and PostgreSQL 15:
- * both write agents through agent-writes.writeAsync (change_seq, trust score, events)
+ * both write agents through agent-writes.write (change_seq, trust score, events)
  * in one store transaction. test/cli covers the command and the import racing another
  * writer on SQLite; here two processes seeding one empty PostgreSQL database at once seed it once.
  */

@@ -1,7 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src-api/config';
-import type { Db } from '../../src-api/db/client';
 import type { Store } from '../../src-api/db/store';
 import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
 import { createEventsService, type EventsService } from '../../src-api/modules/events/events.service';
@@ -16,8 +15,8 @@ import { agentRow, bothStores } from '../helpers/both-stores';
  * mail.queueInTransaction and events.recordInTransaction with its listeners
  * (the webhook fan-out, marketing drafts), on SQLite and PostgreSQL 15. They
  * join the caller's store transaction (and refuse to run outside one), commit
- * or roll back with it, and wake their workers only after the commit. The sync
- * forms are covered by the API and webhook suites on SQLite.
+ * or roll back with it, and wake their workers only after the commit. Also the
+ * events' reads (get, listRecent).
  */
 const stores = bothStores();
 afterAll(() => stores.cleanup());
@@ -67,18 +66,13 @@ describe.each(stores.dialects)('in-transaction helpers on $dialect', ({ open }) 
 
   beforeAll(async () => {
     store = await open();
-    // Only the in-transaction forms run here; on SQLite the sync forms' Db is the store's connection.
-    const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const clock = { now: () => new Date(NOW) };
-    audit = createAuditService({ db, store, clock, ids });
+    audit = createAuditService({ store, clock, ids });
     mail = createMailService({ store, clock, ids, config: { mail: defaultConfig.mail } });
-    events = createEventsService({ db, store, clock, ids });
-    const fanOut = createFanOut({ db, store, clock, ids, announce: () => announced.push('deliveries') });
-    events.addListener({
-      sync: (event) => void fanOut.sync(event),
-      inTransaction: async (event) => void (await fanOut.inTransaction(event)),
-    });
-    createMarketingService({ db, store, clock, ids, events, audit, onGenerationError: (error) => generationErrors.push(error) });
+    events = createEventsService({ store, clock, ids });
+    const fanOut = createFanOut({ store, clock, ids, announce: () => announced.push('deliveries') });
+    events.addListener(async (event) => void (await fanOut.inTransaction(event)));
+    createMarketingService({ store, clock, ids, events, audit, onGenerationError: (error) => generationErrors.push(error) });
 
     const { agents, webhookEndpoints } = store.t;
     await store.run(
@@ -214,6 +208,11 @@ describe.each(stores.dialects)('in-transaction helpers on $dialect', ({ open }) 
       );
     }
     expect(generationErrors).toEqual([]);
+
+    // The outbox's reads: one event by id; the latest, newest first (one millisecond here: in the order written).
+    expect(await events.get(event.id)).toEqual(stored);
+    expect(await events.get('evt_missing')).toBeUndefined();
+    expect((await events.listRecent(3)).map((row) => row.id)).toEqual([unlisted.id, review.id, event.id]);
   });
 
   it('a rolled-back change takes its event, deliveries and drafts with it', async () => {

@@ -1,6 +1,5 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src-api/db/client';
 import type { Store } from '../../src-api/db/store';
 import { InvalidApiKeyError, NotFoundError } from '../../src-api/errors';
 import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
@@ -30,9 +29,8 @@ describe.each(stores.dialects)('API keys on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
-    const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const clock = { now: () => now };
-    audit = createAuditService({ db, store, clock, ids });
+    audit = createAuditService({ store, clock, ids });
     keys = createKeysService({ store, clock, ids, audit });
     await store.run(
       store.db.insert(store.t.accounts).values([

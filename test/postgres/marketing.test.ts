@@ -1,6 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src-api/db/client';
 import type { Store } from '../../src-api/db/store';
 import { ConflictError, NotFoundError, StaleVersionError } from '../../src-api/errors';
 import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
@@ -44,10 +43,9 @@ describe.each(stores.dialects)('marketing on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
-    const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
-    audit = createAuditService({ db, store, clock, ids });
-    events = createEventsService({ db, store, clock, ids });
-    marketing = createMarketingService({ db, store, clock, ids, events, audit });
+    audit = createAuditService({ store, clock, ids });
+    events = createEventsService({ store, clock, ids });
+    marketing = createMarketingService({ store, clock, ids, events, audit });
     postQueue = createPostQueue({ store, marketing });
     await store.run(
       store.db

@@ -46,7 +46,7 @@ describe.each(stores.dialects)('newsletter on $dialect', ({ open }) => {
     const ids = { next: (prefix: string) => `${prefix}_${String(++counter).padStart(5, '0')}`, agent: () => 'agt_unused' };
     const config = createConfig({});
     const db = undefined as never; // everything here runs through the store
-    audit = createAuditService({ db, store, clock, ids });
+    audit = createAuditService({ store, clock, ids });
     const mail = createMailService({ store, clock, ids, config });
     newsletter = createNewsletterService({ db, store, clock, ids, mail, publicUrl: createPublicUrl(config), audit });
   }, 180_000);

@@ -153,7 +153,7 @@ describe.each(stores.dialects)('search on $dialect', ({ open, openAgain }) => {
           categories: ['bulk'],
         }),
       );
-      await writes.writeAsync(rows.map((row) => ({ kind: 'create' as const, row })));
+      await writes.write(rows.map((row) => ({ kind: 'create' as const, row })));
     }
     const renamed = await Promise.all(
       ['agt_bulk_0_5', 'agt_bulk_1_7'].map((id) => services.agents.edits.update(id, { name: `Galaxy ${id}` }, { emitEvents: false })),

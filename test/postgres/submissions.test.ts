@@ -49,7 +49,7 @@ describe.each(stores.dialects)('submissions on $dialect', ({ open }) => {
       clock,
       ids,
       agents,
-      audit: createAuditService({ db: undefined as never, store, clock, ids }),
+      audit: createAuditService({ store, clock, ids }),
       quotas: true,
     });
     await store.run(

@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig, type Config } from '../../src-api/config';
-import type { Db } from '../../src-api/db/client';
 import type { Store } from '../../src-api/db/store';
 import type { Clock } from '../../src-api/lib/clock';
 import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
@@ -53,12 +52,11 @@ describe.each(stores.dialects)('webhook dispatch on $dialect', ({ open, openAgai
 
   /** A process: services on its own store (connection or pool), and a dispatcher, not started. */
   const processOn = (store: Store, webhooks: Partial<Config['webhooks']> = {}, clock: Clock = { now: () => new Date() }): Process => {
-    const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const config = { webhooks: { ...defaultConfig.webhooks, jitter: 0, pollIntervalMs: 10, ...webhooks }, allowPrivateUrls: true };
-    const audit = createAuditService({ db, store, clock, ids });
-    const events = createEventsService({ db, store, clock, ids });
+    const audit = createAuditService({ store, clock, ids });
+    const events = createEventsService({ store, clock, ids });
     const send = createWebhookSender();
-    const service = createWebhooksService({ db, store, clock, ids, events, audit, config, send });
+    const service = createWebhooksService({ store, clock, ids, events, audit, config, send });
     const dispatcher = createWebhookDispatcher({ queue: service.queue, clock, config, send, log: () => {} });
     dispatchers.push(dispatcher);
     return { store, audit, events, webhooks: service, dispatcher };

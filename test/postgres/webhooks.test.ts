@@ -1,7 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig, type Config } from '../../src-api/config';
-import type { Db } from '../../src-api/db/client';
 import type { Store } from '../../src-api/db/store';
 import { NotFoundError, StaleVersionError } from '../../src-api/errors';
 import { createAuditService, type AuditService } from '../../src-api/modules/audit/audit.service';
@@ -43,11 +42,10 @@ describe.each(stores.dialects)('webhooks on $dialect', ({ open }) => {
 
   beforeAll(async () => {
     store = await open();
-    const db = (store.dialect === 'sqlite' ? store.db : undefined) as Db;
     const clock = { now: () => now };
-    audit = createAuditService({ db, store, clock, ids });
-    events = createEventsService({ db, store, clock, ids });
-    webhooks = createWebhooksService({ db, store, clock, ids, events, audit, config });
+    audit = createAuditService({ store, clock, ids });
+    events = createEventsService({ store, clock, ids });
+    webhooks = createWebhooksService({ store, clock, ids, events, audit, config });
     receiver = await startWebhookReceiver();
   }, 180_000);
   afterAll(() => receiver?.close());

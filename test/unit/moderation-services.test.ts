@@ -41,7 +41,7 @@ describe('reviews', () => {
       earlier.id,
     ]);
     for (const review of [later, earlier]) {
-      const event = services.events.listRecent().find((candidate) => candidate.data.review_id === review.id);
+      const event = (await services.events.listRecent()).find((candidate) => candidate.data.review_id === review.id);
       expect(event).toMatchObject({ type: 'review.created', createdAt: review.created_at });
     }
   });

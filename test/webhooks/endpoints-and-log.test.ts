@@ -233,7 +233,7 @@ describe('delivery log and redelivery', () => {
     await server.services.webhooks.remove(otherEndpointId, { actor: 'carol' });
     expect((await server.services.webhooks.listDeliveries({ endpointId: otherEndpointId })).total).toBe(0);
     expect((await errorOf(() => server.services.webhooks.getDelivery(delivery!.id))).status).toBe(404);
-    expect(server.services.events.get(delivery!.event_id)).toBeDefined();
+    expect(await server.services.events.get(delivery!.event_id)).toBeDefined();
     const audit = (await server.services.audit.list({ page: 1, limit: 10, entityId: otherEndpointId })).items;
     expect(audit[0]).toMatchObject({ action: 'webhook.delete', actor: 'carol' });
   });

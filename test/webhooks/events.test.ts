@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databasePath } from '../../src-api/config';
-import { inTransaction, openDatabase } from '../../src-api/db/client';
+import { openDatabase } from '../../src-api/db/client';
 import { createServices, type Services } from '../../src-api/services';
 import { API_VERSION } from '../../src-api/version';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
@@ -52,7 +52,7 @@ async function expectDelivered(kind: string, data: Record<string, unknown>, r: W
   expect(hit.standardValid).toBe(true);
   expect(hit.body!.data).toEqual(data);
 
-  const stored = server.services.events.get(hit.body!.id)!;
+  const stored = (await server.services.events.get(hit.body!.id))!;
   expect(stored).toBeDefined();
   expect(stored.type).toBe(kind);
   expect(hit.body!.timestamp).toBe(stored.createdAt);
@@ -134,12 +134,16 @@ describe('the five event kinds', () => {
 
   it('sends nothing for a change that rolls back: the event and its deliveries commit together', async () => {
     const before = (await server.services.webhooks.listDeliveries({ limit: 100 })).total;
-    expect(() =>
-      inTransaction(server.services.db, () => {
-        server.services.events.record('agent.updated', { agent_id: 'rolled-back', name: 'Never', changed_fields: ['name'] });
+    await expect(
+      server.services.store.transaction(async () => {
+        await server.services.events.recordInTransaction('agent.updated', {
+          agent_id: 'rolled-back',
+          name: 'Never',
+          changed_fields: ['name'],
+        });
         throw new Error('the change fails after the event was recorded');
       }),
-    ).toThrow('the change fails');
+    ).rejects.toThrow('the change fails');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await server.services.webhooks.listDeliveries({ limit: 100 })).total).toBe(before);
     expect(posts(receiver).some((hit) => hit.body?.data.agent_id === 'rolled-back')).toBe(false);

@@ -56,7 +56,9 @@ async function endpointFor(server: TestServer, url: string, receiver?: WebhookRe
 /** One real change that records one event; returns the event id. */
 async function triggerEvent(server: TestServer, name: string): Promise<string> {
   const agent = await server.services.agents.edits.create(agentInput({ name }), { emitEvents: true });
-  const event = server.services.events.listRecent(20).find((row) => row.type === 'agent.registered' && row.data.agent_id === agent.id);
+  const event = (await server.services.events.listRecent(20)).find(
+    (row) => row.type === 'agent.registered' && row.data.agent_id === agent.id,
+  );
   return event!.id;
 }
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { createConfig, databasePath, type Config } from '../../src-api/config';
-import { inTransaction, openDatabase } from '../../src-api/db/client';
+import { openDatabase } from '../../src-api/db/client';
 import type { Clock } from '../../src-api/lib/clock';
 import { INTERRUPTED_ERROR, newLeaseOwner } from '../../src-api/modules/webhooks/webhooks.queue';
 import { createServices, type Services } from '../../src-api/services';
@@ -130,8 +130,9 @@ it('claiming is atomic: concurrent claims over two connections never hand out on
   const a = open(config);
   const b = open(config);
   await a.webhooks.add({ url: 'https://hooks.example.com/in' }, { actor: 'test' });
-  inTransaction(a.db, () => {
-    for (let i = 0; i < 50; i++) a.events.record('agent.updated', { agent_id: `a${i}`, name: `A${i}`, changed_fields: ['name'] });
+  await a.store.transaction(async () => {
+    for (let i = 0; i < 50; i++)
+      await a.events.recordInTransaction('agent.updated', { agent_id: `a${i}`, name: `A${i}`, changed_fields: ['name'] });
   });
   const ownerA = newLeaseOwner();
   const ownerB = newLeaseOwner();

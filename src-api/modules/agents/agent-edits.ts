@@ -15,10 +15,9 @@ import type { AgentRow, AgentStatus } from './agents.table';
  * The agent writes other modules call: the moderators' edits (profile fields,
  * verified, status, listed) as plans (what an edit changes, which events it
  * records and what it audits, decided once from the current row) and the owner
- * hooks' writes. The agents service carries them out synchronously (for callers
- * inside sync transactions, named at each sync form) and `createAgentEdits`
- * asynchronously on either store, in the caller's store transaction when there
- * is one (a savepoint) or in one of its own: `services.agents.edits.*`.
+ * hooks' writes. `createAgentEdits` carries them out on either store, in the
+ * caller's store transaction when there is one (a savepoint) or in one of its
+ * own: `services.agents.edits.*`.
  */
 
 export interface EditOptions {
@@ -158,7 +157,7 @@ export const listedEdit =
 /**
  * The owner hooks' writes (no webhook event: the listing itself did not change), decided once from the
  * owner's agents: its new name on each profile that shows another one (accounts.rename), or no owner
- * at all (accounts.close). The service's sync forms and `createAgentEdits`' async ones write these.
+ * at all (accounts.close); `createAgentEdits` writes these.
  */
 export const ownerRenamed = (name: string) => (current: AgentRow): Partial<AgentRow> | undefined =>
   current.ownerName !== name ? { ownerName: name } : undefined;
@@ -229,7 +228,7 @@ export function changeOf(writes: AgentWrites, current: AgentRow, plan: EditPlan,
 /**
  * The edits, async on either store: the row is read locked (FOR UPDATE on PostgreSQL, so two
  * moderators' edits queue rather than one losing the other's), the change written by
- * writes.writeAsync with its events, the audit entry by audit.recordInTransaction, all in one
+ * writes.write with its events, the audit entry by audit.recordInTransaction, all in one
  * store transaction.
  */
 export interface AgentEditsDeps {
@@ -262,7 +261,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
       const plan = edit(current);
       const change = changeOf(writes, current, plan, options);
       if (!change) return current;
-      const [next] = await writes.writeAsync([{ kind: 'update', ...change }], {
+      const [next] = await writes.write([{ kind: 'update', ...change }], {
         emitEvents: options.emitEvents !== false,
         via: options.via,
       });
@@ -275,7 +274,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
     store.transaction(async () => {
       const { agents } = store.t;
       const owned = await store.rows(store.forUpdate(store.db.select().from(agents).where(eq(agents.ownerAccountId, accountId))));
-      await writes.writeAsync(ownerWrites(writes, owned, changesOf));
+      await writes.write(ownerWrites(writes, owned, changesOf));
     });
 
   return {
@@ -285,7 +284,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
      */
     create: (input: AgentInput, options: CreateOptions = {}): Promise<AgentRow> =>
       store.transaction(async () => {
-        const [row] = await writes.writeAsync([{ kind: 'create', row: newAgentRow(writes, ids, clock, input, options) }], {
+        const [row] = await writes.write([{ kind: 'create', row: newAgentRow(writes, ids, clock, input, options) }], {
           emitEvents: options.emitEvents !== false,
         });
         if (options.actor) await audit.recordInTransaction(createdAudit(options.actor, row!));
@@ -319,7 +318,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
      */
     async applyRating(current: AgentRow, deltaCount: number, deltaSum: number): Promise<AgentRow> {
       requireTransaction(store, 'agents.edits.applyRating');
-      const [next] = await writes.writeAsync([{ kind: 'update', ...ratingChange(writes, current, deltaCount, deltaSum) }]);
+      const [next] = await writes.write([{ kind: 'update', ...ratingChange(writes, current, deltaCount, deltaSum) }]);
       return next!;
     },
 
@@ -339,11 +338,11 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
         const changedFields = [...fields, ...(skillsChanged ? ['skills'] : [])];
         if (changedFields.length === 0) {
           const touched = { ...current, ...bookkeeping };
-          await writes.touchAsync(touched);
+          await writes.touch(touched);
           return touched;
         }
         const next = writes.changedRow(current, { ...changes, ...(skillsChanged && { skills: card.skills }), ...bookkeeping });
-        const [written] = await writes.writeAsync([{ kind: 'update', current, next, changedFields }], { emitEvents: true });
+        const [written] = await writes.write([{ kind: 'update', current, next, changedFields }], { emitEvents: true });
         if (actor && fields.length > 0) {
           await audit.recordInTransaction({
             actor,
@@ -362,7 +361,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
     touchAgentCard(id: string): Promise<void> {
       return store.transaction(async () => {
         const current = await lockedRow(id);
-        if (current) await writes.touchAsync({ ...current, agentCardFetchedAt: isoNow(clock) });
+        if (current) await writes.touch({ ...current, agentCardFetchedAt: isoNow(clock) });
       });
     },
   };

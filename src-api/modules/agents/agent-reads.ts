@@ -147,12 +147,6 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
     return { items: rows, page: query.page, limit: query.limit, total };
   };
 
-  /** SQLite only: for callers still inside synchronous code (named at each method). */
-  const syncOnly = <T>(what: string, value: T | undefined): T => {
-    if (value === undefined) throw new Error(`agents.${what} is synchronous, SQLite only, until its callers are ported to the Store`);
-    return value;
-  };
-
   return {
     /** A listed agent's public profile. */
     async get(id: string): Promise<AgentProfile> {
@@ -258,14 +252,8 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
       ? { latestChangeSeq: () => syncChanges.latest(), rows: statements, profiles: cache.sync }
       : undefined) as SyncSearchReads | undefined,
 
-    /**
-     * Synchronous reads (SQLite only), kept while their callers run inside
-     * synchronous code not yet ported to the Store.
-     */
+    /** SQLite's prepared row statements (undefined on PostgreSQL): agent-edits reads the row it locks by id through them. */
     sync: {
-      /** The agents' own sync writes (agents.service's update, for tests and benches): a NotFoundError when there is no such agent. */
-      requireRow: (id: string, includeUnlisted = false): AgentRow =>
-        requireFound(syncOnly('requireRow', statements).byId(id), id, includeUnlisted),
       statements: statements as AgentRowStatements | undefined,
     },
   };

@@ -1,5 +1,5 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
 import { requireTransaction, type Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import { sourceUrlKey } from '../../lib/urls';
@@ -50,9 +50,9 @@ export interface AgentWriteOptions {
 }
 
 export interface AgentWritesDeps {
-  /** SQLite's connection, for the synchronous path (undefined on PostgreSQL: there is only the async one). */
+  /** SQLite's connection, for its prepared statements (undefined on PostgreSQL). */
   db?: Db;
-  /** The async path (writeAsync and what uses it) writes through the store. */
+  /** Every write runs through the store, in the caller's store transaction or one of its own. */
   store: Store;
   clock: Clock;
   events: EventsService;
@@ -81,13 +81,11 @@ function driverValue(row: AgentRow, key: Key): unknown {
 
 export function createAgentWrites({ db, store, clock, events, onCommitted }: AgentWritesDeps) {
   const sqlite = db ? prepareSqlite(db) : undefined;
-  /** The synchronous path's statements: SQLite only. */
+  /** The prepared statements: SQLite only (a SQLite store needs the same connection as `db`). */
   const statements = () => {
-    if (!sqlite) throw new Error('The synchronous agent write path is SQLite only: use writeAsync');
+    if (!sqlite) throw new Error('agent-writes: a SQLite store needs its Db for the prepared statements');
     return sqlite;
   };
-  /** Runs `work` in the caller's transaction, or in one of its own (never a savepoint per row). */
-  const inWriteTransaction = <T>(work: () => T): T => (db!.$client.inTransaction ? work() : inTransaction(db!, work));
 
   /**
    * The derived columns of a row, in place: source key (unless `keyOf` already has it for this
@@ -101,16 +99,7 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     return row;
   };
 
-  const recordEvents = (write: AgentWrite, via: string): void => {
-    for (const [type, data] of eventsOf(write, via)) events.record(type, data);
-  };
-
   const writes = {
-    /** max(change_seq) as the database has it now, 0 for none (not cached: see agent-changes for readers). */
-    latestChangeSeq(): number {
-      return statements().latest.get() as number;
-    },
-
     /**
      * A complete new row (not yet written): a field that is undefined gets its default, the derived columns are
      * computed, the trust score as of `at` (default now). Field by field, no spreading: an import builds 100,000.
@@ -158,44 +147,13 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     /**
      * Writes creates and updates, in order, each with the next change_seq (set on
      * the given rows, which `newRow`/`changedRow` made), and records their events
-     * when asked. Runs in the caller's transaction, or in one of its own. Returns
-     * the rows as written.
-     */
-    write(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): AgentRow[] {
-      if (list.length === 0) return [];
-      return inWriteTransaction(() => {
-        let seq = writes.latestChangeSeq() + 1;
-        return list.map((write) => {
-          writeSqlite(statements(), write, seq++);
-          if (emitEvents) recordEvents(write, via);
-          return rowOf(write);
-        });
-      });
-    },
-
-    /** One new agent (see `write`). */
-    create(row: AgentRow, options: AgentWriteOptions = {}): AgentRow {
-      return writes.write([{ kind: 'create', row }], options)[0]!;
-    },
-
-    /** One change (see `write`). */
-    update(change: AgentChange, options: AgentWriteOptions = {}): AgentRow {
-      return writes.write([{ kind: 'update', ...change }], options)[0]!;
-    },
-
-    /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
-    touch(row: AgentRow): void {
-      statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id);
-    },
-
-    /**
-     * `write` on either store, async: in the caller's store transaction, or in one of
-     * its own. The change_seqs are drawn and the rows written in one step on SQLite
-     * (prepared statements under the write lock); on PostgreSQL from the sequence,
-     * under a lock held to the commit (nextSeqsPg). Events go through
+     * when asked; returns the rows as written. In the caller's store transaction,
+     * or in one of its own. The change_seqs are drawn and the rows written in one
+     * step on SQLite (prepared statements under the write lock); on PostgreSQL from
+     * the sequence, under a lock held to the commit (nextSeqsPg). Events go through
      * events.recordInTransaction, in the same transaction.
      */
-    async writeAsync(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): Promise<AgentRow[]> {
+    async write(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): Promise<AgentRow[]> {
       if (list.length === 0) return [];
       const work = async () => {
         if (store.dialect === 'sqlite') {
@@ -223,8 +181,8 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
       return store.inTransaction ? work() : store.transaction(work);
     },
 
-    /** `latestChangeSeq` on either store. */
-    async latestChangeSeqAsync(): Promise<number> {
+    /** max(change_seq) as the database has it now, 0 for none (not cached: see agent-changes for readers). */
+    async latestChangeSeq(): Promise<number> {
       if (store.dialect === 'sqlite') return (await store.first({ get: () => ({ seq: statements().latest.get() as number }) }))!.seq;
       const [row] = await store.all<{ seq: string | number | null }>(sql`SELECT max(change_seq) AS seq FROM agents`);
       return Number(row?.seq ?? 0);
@@ -239,18 +197,18 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     async latestChangeSeqForWrite(): Promise<number> {
       requireTransaction(store, 'agentWrites.latestChangeSeqForWrite');
       if (store.dialect === 'postgres') await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
-      return writes.latestChangeSeqAsync();
+      return writes.latestChangeSeq();
     },
 
-    /** `touch`, async on either store (no version, no change_seq). */
-    async touchAsync(row: AgentRow): Promise<void> {
+    /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
+    async touch(row: AgentRow): Promise<void> {
       if (store.dialect === 'sqlite')
         await store.run({ run: () => statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id) });
       else await store.run(updateOf(row));
     },
 
     /** New trust scores (the age part moves daily), in one transaction: each a change like any other (change_seq), nothing else touched. */
-    async setTrustScoresAsync(scores: readonly { id: string; score: number }[]): Promise<void> {
+    async setTrustScores(scores: readonly { id: string; score: number }[]): Promise<void> {
       if (scores.length === 0) return;
       await store.transaction(async () => {
         if (store.dialect === 'sqlite') {
@@ -333,7 +291,7 @@ function writeSqlite(statements: SqliteStatements, write: AgentWrite, seq: numbe
 
 type AgentEvent = [EventType, Record<string, unknown>];
 
-/** The webhook events of a write, in order (both paths record these). */
+/** The webhook events of a write, in order. */
 function eventsOf(write: AgentWrite, via: string): AgentEvent[] {
   if (write.kind === 'create') {
     const { row } = write;

@@ -46,7 +46,7 @@ export interface ImportDeps {
  *
  * The rows are built and written by the agents' write path (agent-writes.ts), as
  * the service's single writes are: derived columns and trust score, version + 1,
- * updated_at, a fresh change_seq per row, the events. writeAsync is called with a
+ * updated_at, a fresh change_seq per row, the events. `write` is called with a
  * thousand rows at a time inside the import's one transaction (on SQLite each call
  * is one synchronous step of prepared statements; the service's per-call savepoint
  * and permission checks would cost 10 s per 100,000 creates).
@@ -227,7 +227,7 @@ async function planImport(
   checked: readonly Checked[],
   shapeIssues: readonly ImportIssue[],
 ): Promise<Plan> {
-  const seenChangeSeq = await agentWrites.latestChangeSeqAsync();
+  const seenChangeSeq = await agentWrites.latestChangeSeq();
   const issues = [...shapeIssues];
   const issue = (record: ImportRecord, pointer: string, detail: string) =>
     issues.push({ line: record.line, index: record.index, pointer, detail });
@@ -371,7 +371,7 @@ async function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, optio
         writes.push(operation);
       }
     }
-    await agentWrites.writeAsync(writes, { emitEvents, via: 'import' });
+    await agentWrites.write(writes, { emitEvents, via: 'import' });
   }
   onProgress?.({ phase: 'writing', done: total, total });
 

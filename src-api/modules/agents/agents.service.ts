@@ -1,22 +1,12 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
-import { inTransaction, type Db } from '../../db/client';
+import type { Db } from '../../db/client';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { sourceUrlKey } from '../../lib/urls';
 import type { AuditService } from '../audit/audit.service';
-import type { AgentInput, AgentPatch } from './agents.schemas';
-import {
-  changeOf,
-  createAgentEdits,
-  createdAudit,
-  newAgentRow,
-  updateEdit,
-  type CreateOptions,
-  type Edit,
-  type EditOptions,
-} from './agent-edits';
+import { createAgentEdits } from './agent-edits';
 import { createAgentReads } from './agent-reads';
 import type { AgentWrites } from './agent-writes';
 import type { AgentRow, AgentSkill } from './agents.table';
@@ -45,32 +35,9 @@ export interface AgentCardFields {
   etag: string | null;
 }
 
-export interface WriteOptions {
-  /** Who did it, for the audit log; omitted for public and system writes. */
-  actor?: string;
-  /** Record the contract's webhook event (false for demo seeding and plain imports). */
-  emitEvents?: boolean;
-  /** The version the caller last saw; a different current version is a conflict. */
-  expectedVersion?: number;
-}
-
 export function createAgentsService({ db, store, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
   const reads = createAgentReads({ store, profileCacheEntries });
   const trustRefresh = createTrustRefresh({ db, store, clock, writes });
-  // The sync forms below (tests and benches only) read synchronously.
-  const requireRow = reads.sync.requireRow;
-  /** Carries out an edit's plan (agent-edits.ts) synchronously, for callers inside sync transactions. */
-  const applyEdit = (id: string, edit: Edit, options: EditOptions): AgentRow =>
-    inTransaction(db, () => {
-      const current = requireRow(id, true);
-      const plan = edit(current);
-      const change = changeOf(writes, current, plan, options);
-      if (!change) return current;
-      const next = writes.update(change, { emitEvents: options.emitEvents !== false, via: options.via });
-      if (plan.audit) audit.record(plan.audit(next));
-      return next;
-    });
-
   const { sync, ...asyncReads } = reads;
   const service = {
     /**
@@ -87,30 +54,9 @@ export function createAgentsService({ db, store, clock, ids, audit, writes, prof
     },
 
     /**
-     * Lists a new agent. Call inside a transaction when other writes belong with it; on its own it
-     * opens one. Sync form of `edits.create`, kept for the tests and benches that list agents
-     * synchronously (no service calls it).
-     */
-    create(input: AgentInput, options: CreateOptions = {}): AgentRow {
-      return inTransaction(db, () => {
-        const row = writes.create(newAgentRow(writes, ids, clock, input, options), { emitEvents: options.emitEvents !== false });
-        if (options.actor) audit.record(createdAudit(options.actor, row));
-        return row;
-      });
-    },
-
-    /**
-     * Changes profile fields; records `agent.updated` with the names of the changed fields.
-     * Sync form of `edits.update`, kept for the tests and benches that write synchronously (no service calls it).
-     */
-    update(id: string, patch: AgentPatch, options: WriteOptions = {}): AgentRow {
-      return applyEdit(id, updateEdit(patch, options), options);
-    },
-
-    /**
-     * The agent writes other modules call, async on either store, in the caller's store transaction
-     * (a savepoint) or one of their own: update, setVerified, setStatus, setListed (the console's tRPC
-     * procedures), renameOwner, detachOwner. See agent-edits.ts.
+     * The agent writes, async on either store, in the caller's store transaction (a savepoint) or one
+     * of their own: create, update, setVerified, setStatus, setListed (the console's tRPC procedures),
+     * renameOwner, detachOwner. See agent-edits.ts.
      */
     edits: createAgentEdits({ store, writes, audit, clock, ids, rowByIdSync: sync.statements?.byId }),
 

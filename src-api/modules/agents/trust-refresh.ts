@@ -91,7 +91,7 @@ export function createTrustRefresh({ db, store, clock, writes }: { db: Db | unde
           const score = computeTrustScore(signals, now);
           if (score !== signals.stored) changed.push({ id: signals.id, score });
         }
-        await writes.setTrustScoresAsync(changed);
+        await writes.setTrustScores(changed);
         return { changed: changed.length, lastId: slice.length < limit ? undefined : slice.at(-1)!.id };
       });
     },

@@ -1,12 +1,11 @@
 import { and, asc, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { byteOrder, containsText, insertionOrder } from '../../db/dialect-sql';
 import { requireTransaction, type Store } from '../../db/store';
 import { NotFoundError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { Page } from '../../lib/schemas';
-import { auditLog, type AuditRow } from './audit.table';
+import type { AuditRow } from './audit.table';
 
 export interface AuditEntry {
   actor: string;
@@ -39,8 +38,6 @@ export interface AuditFacets {
 }
 
 export interface AuditServiceDeps {
-  /** The sync `record` writes through it, inside its caller's sync transaction (unported callers: see `record`). */
-  db: Db;
   /** The reads and `recordInTransaction` run through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
   clock: Clock;
@@ -48,7 +45,7 @@ export interface AuditServiceDeps {
 }
 
 /** The moderator audit log: record each entry inside the transaction of the action. */
-export function createAuditService({ db, store, clock, ids }: AuditServiceDeps) {
+export function createAuditService({ store, clock, ids }: AuditServiceDeps) {
   const rowOf = (entry: AuditEntry): AuditRow => ({
     id: ids.next('aud'),
     actor: entry.actor,
@@ -61,17 +58,6 @@ export function createAuditService({ db, store, clock, ids }: AuditServiceDeps) 
   });
 
   return {
-    /**
-     * The sync form, inside a sync `inTransaction(db, …)`, for the callers not
-     * yet on the Store: agents.service's sync create and edits (kept for tests
-     * and benches) and backups (SQLite-only: it copies the file). Goes with them.
-     */
-    record(entry: AuditEntry): AuditRow {
-      const row = rowOf(entry);
-      db.insert(auditLog).values(row).run();
-      return row;
-    },
-
     /** The entry, written in the caller's store transaction (throws outside one): committed or undone with the action. */
     async recordInTransaction(entry: AuditEntry): Promise<AuditRow> {
       requireTransaction(store, 'audit.recordInTransaction');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { databasePath, type Config } from '../../config';
 import { defaultMigrationsFolder } from '../../db/client';
+import type { Store } from '../../db/store';
 import { AppError, BackupFailedError, ConflictError, InvalidBackupError } from '../../errors';
 import { isoNow, type Clock } from '../../lib/clock';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../lib/private-files';
@@ -214,12 +215,14 @@ export const BACKUP_NEEDS_SQLITE =
 export interface BackupServiceDeps {
   /** The SQLite connection; undefined on PostgreSQL, where backups are refused (BACKUP_NEEDS_SQLITE). */
   db: { $client: Database.Database } | undefined;
+  /** The audit entry is written in a transaction of this store (the same SQLite database). */
+  store: Store;
   config: Pick<Config, 'dataDir'>;
   clock: Clock;
   audit: AuditService;
 }
 
-export function createBackupService({ db, config, clock, audit }: BackupServiceDeps) {
+export function createBackupService({ db, store, config, clock, audit }: BackupServiceDeps) {
   const lastBackupFile = path.join(config.dataDir, LAST_BACKUP_FILE);
 
   async function backupTo(target: string): Promise<BackupSummary> {
@@ -244,7 +247,8 @@ export function createBackupService({ db, config, clock, audit }: BackupServiceD
         .replace(/[-:]/g, '')
         .replace(/\.\d+Z$/, 'Z');
       const summary = await backupTo(path.join(folder, `agent-directory-${stamp}.sqlite`));
-      audit.record({ actor, action: 'backup.create', entityType: 'backup', entityId: path.basename(summary.file), after: summary });
+      const entry = { actor, action: 'backup.create', entityType: 'backup', entityId: path.basename(summary.file), after: summary };
+      await store.transaction(() => audit.recordInTransaction(entry));
       return summary;
     },
 

@@ -1,27 +1,20 @@
 import { desc, eq } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/client';
+import { insertionOrder } from '../../db/dialect-sql';
 import { requireTransaction, type Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
-import { events, type EventRow, type EventType } from './events.table';
+import type { EventRow, EventType } from './events.table';
 
 /**
- * What runs when an event is recorded, inside the recording transaction (the
- * webhook fan-out, marketing drafts). In two forms while both recorders exist:
- * `sync` for `record`, `inTransaction` for `recordInTransaction`; each builds
- * its rows once and only the execution differs.
+ * What runs when an event is recorded (the webhook fan-out, marketing drafts): awaited inside
+ * the recording store transaction (events.recordInTransaction).
  */
-export interface EventListener {
-  /** Inside the caller's sync db transaction (events.record). */
-  sync(event: EventRow): void;
-  /** Awaited inside the caller's store transaction (events.recordInTransaction). */
-  inTransaction(event: EventRow): Promise<void>;
-}
+export type EventListener = (event: EventRow) => Promise<void>;
 
 export interface EventsServiceDeps {
-  db: Db;
-  /** recordInTransaction writes through it, in the caller's store transaction. */
+  /** recordInTransaction writes through it, in the caller's store transaction; the reads too. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -31,10 +24,9 @@ export interface EventsServiceDeps {
  * The outbox. An event is recorded inside the transaction of the change that
  * caused it, so the two are committed (or lost) together.
  */
-export function createEventsService({ db, store, clock, ids }: EventsServiceDeps) {
+export function createEventsService({ store, clock, ids }: EventsServiceDeps) {
   const listeners: EventListener[] = [];
-  // Prepared on first use (a PostgreSQL-only setup has no SQLite Db), per connection (the sync
-  // form's Db and a SQLite store's are the same one when createServices wires them): recording
+  // Prepared on first use (a PostgreSQL-only setup has no SQLite Db), per connection: recording
   // runs inside every write, where query building would be a third of the cost.
   const prepared = new WeakMap<Db, Statement>();
   const insertSqlite = (on: Db, row: EventRow) => {
@@ -57,18 +49,6 @@ export function createEventsService({ db, store, clock, ids }: EventsServiceDeps
     },
 
     /**
-     * The sync form, inside a sync `inTransaction(db, …)`, for the callers not yet on
-     * the Store: agent-writes' sync path (agents.service's sync create and edits, kept
-     * for tests and benches; also test/webhooks and bench/ported-writes-ab.ts). Goes with them.
-     */
-    record<T extends Record<string, unknown>>(type: EventType, data: T): EventRow {
-      const row = rowOf(type, data);
-      insertSqlite(db, row);
-      for (const listener of listeners) listener.sync(row);
-      return row;
-    },
-
-    /**
      * Records the event in the caller's store transaction (throws outside one) and
      * awaits its listeners there, one after another: the change, the event, its
      * webhook deliveries and its marketing drafts commit together.
@@ -79,16 +59,25 @@ export function createEventsService({ db, store, clock, ids }: EventsServiceDeps
       // SQLite keeps its prepared insert (the hot path of every write); PostgreSQL builds it.
       if (store.dialect === 'sqlite') await store.run({ run: () => insertSqlite(store.db, row) });
       else await store.run(store.db.insert(store.t.events).values(row));
-      for (const listener of listeners) await listener.inTransaction(row);
+      for (const listener of listeners) await listener(row);
       return row;
     },
 
-    get(id: string): EventRow | undefined {
-      return db.select().from(events).where(eq(events.id, id)).get();
+    get(id: string): Promise<EventRow | undefined> {
+      const { events } = store.t;
+      return store.first(store.db.select().from(events).where(eq(events.id, id)).limit(1));
     },
 
-    listRecent(limit = 100): EventRow[] {
-      return db.select().from(events).orderBy(desc(events.createdAt)).limit(limit).all();
+    /** Newest first (events of one millisecond: on SQLite in the order they were written). */
+    listRecent(limit = 100): Promise<EventRow[]> {
+      const { events } = store.t;
+      return store.rows(
+        store.db
+          .select()
+          .from(events)
+          .orderBy(desc(events.createdAt), desc(insertionOrder(store, events)))
+          .limit(limit),
+      );
     },
   };
 }

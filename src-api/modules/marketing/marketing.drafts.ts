@@ -1,10 +1,9 @@
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { requireTransaction, type Store } from '../../db/store';
 import type { IdGenerator } from '../../lib/ids';
-import { agents, type AgentRow } from '../agents/agents.table';
+import type { AgentRow } from '../agents/agents.table';
 import type { EventRow } from '../events/events.table';
-import { reviews, type ReviewRow } from '../reviews/reviews.table';
+import type { ReviewRow } from '../reviews/reviews.table';
 import {
   generateMarketingContent,
   isMarketingEventType,
@@ -12,27 +11,15 @@ import {
   type GeneratedContent,
   type GenerationContext,
 } from './marketing.generator';
-import { abTests, abTestVariants, marketingPosts } from './marketing.table';
 
 export interface MarketingDraftsDeps {
-  /** The sync form's Db (events.record's callers); unused on PostgreSQL. */
-  db: Db;
   store: Store;
   ids: IdGenerator;
   /** Told when generating posts for an event fails; the directory write goes on regardless. */
   onGenerationError?: (error: unknown, event: EventRow) => void;
 }
 
-/** Inserts generated posts and A/B test rows; call inside a sync transaction (events.record's listener). */
-export function insertMarketingContent(db: Db, content: GeneratedContent): void {
-  if (content.posts.length) db.insert(marketingPosts).values(content.posts).run();
-  if (content.abTest) {
-    db.insert(abTests).values(content.abTest.test).run();
-    db.insert(abTestVariants).values(content.abTest.variants).run();
-  }
-}
-
-/** The same rows through the Store, in the caller's store transaction (events.recordInTransaction's listener). */
+/** Inserts generated posts and A/B test rows, in the caller's store transaction (events.recordInTransaction's listener). */
 async function insertMarketingContentInTransaction(store: Store, content: GeneratedContent): Promise<void> {
   const { marketingPosts, abTests, abTestVariants } = store.t;
   if (content.posts.length) await store.run(store.db.insert(marketingPosts).values(content.posts));
@@ -44,8 +31,7 @@ async function insertMarketingContentInTransaction(store: Store, content: Genera
 
 /**
  * What the templates need to know about the event's subject, from its agent and (review.created)
- * its review row; undefined when the event makes no posts. Both forms of the listener read the
- * rows their own way and decide here.
+ * its review row; undefined when the event makes no posts.
  */
 function generationContext(event: EventRow, agent: AgentRow | undefined, review: ReviewRow | undefined): GenerationContext | undefined {
   if (!agent || !agent.listed) return undefined;
@@ -61,22 +47,12 @@ const reviewIdOf = (event: EventRow): string | undefined =>
   event.type === 'review.created' && typeof event.data.review_id === 'string' ? event.data.review_id : undefined;
 
 /**
- * The drafts made from directory events: the events listener's two forms. Each runs inside the
- * event's transaction, in a savepoint of its own, so a failure here never undoes the directory
- * change that caused the event (on PostgreSQL a failed statement would abort the whole transaction).
+ * The drafts made from directory events: the events listener. It runs inside the event's
+ * transaction, in a savepoint of its own, so a failure here never undoes the directory change
+ * that caused the event (on PostgreSQL a failed statement would abort the whole transaction).
  */
-export function createMarketingDrafts({ db, store, ids, onGenerationError = defaultGenerationErrorHandler }: MarketingDraftsDeps) {
-  /** The sync form's rows (events.record's callers), on the Db. */
-  const contextFor = (event: EventRow): GenerationContext | undefined => {
-    const agentId = agentIdOf(event);
-    if (!agentId) return undefined;
-    const agent = db.select().from(agents).where(eq(agents.id, agentId)).get();
-    const reviewId = agent?.listed ? reviewIdOf(event) : undefined;
-    const review = reviewId ? db.select().from(reviews).where(eq(reviews.id, reviewId)).get() : undefined;
-    return generationContext(event, agent, review);
-  };
-
-  /** The in-transaction form's rows, through the Store. */
+export function createMarketingDrafts({ store, ids, onGenerationError = defaultGenerationErrorHandler }: MarketingDraftsDeps) {
+  /** The event's agent and review rows, through the Store. */
   const contextInTransaction = async (event: EventRow): Promise<GenerationContext | undefined> => {
     const agentId = agentIdOf(event);
     if (!agentId) return undefined;
@@ -89,28 +65,9 @@ export function createMarketingDrafts({ db, store, ids, onGenerationError = defa
 
   return {
     /**
-     * Generates and stores the drafts for one outbox event, in the caller's sync transaction. The
-     * sync form, for events.record's sync callers (agent-writes, reviews.create, claim decisions)
-     * until they are ported.
+     * Generates and stores the drafts for one outbox event, in the caller's store transaction
+     * (events.recordInTransaction's listener), in a savepoint of its own.
      */
-    handleEvent(event: EventRow): GeneratedContent | null {
-      if (!isMarketingEventType(event.type)) return null;
-      try {
-        return db.$client.transaction(() => {
-          const context = contextFor(event);
-          if (!context) return null;
-          const content = generateMarketingContent(event, context, ids);
-          if (content.posts.length === 0) return null;
-          insertMarketingContent(db, content);
-          return content;
-        })();
-      } catch (error) {
-        onGenerationError(error, event);
-        return null;
-      }
-    },
-
-    /** handleEvent in the caller's store transaction (events.recordInTransaction), in a savepoint of its own. */
     async handleEventInTransaction(event: EventRow): Promise<GeneratedContent | null> {
       if (!isMarketingEventType(event.type)) return null;
       requireTransaction(store, 'marketing.handleEventInTransaction');

@@ -1,4 +1,3 @@
-import type { Db } from '../../db/client';
 import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -14,9 +13,7 @@ export { toAbTestResult, toAdminMarketingPost, toMarketingPost } from './marketi
 export type { ModeratorOptions } from './marketing.posts';
 
 export interface MarketingServiceDeps {
-  /** The sync handleEvent's Db (events.record's callers). */
-  db: Db;
-  /** Everything else runs through the data-access seam, on SQLite and PostgreSQL alike. */
+  /** Everything runs through the data-access seam, on SQLite and PostgreSQL alike. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -31,8 +28,8 @@ export interface MarketingServiceDeps {
  * moderation (marketing.posts.ts), A/B tests (marketing.ab-tests.ts) and the metrics
  * (marketing.metrics.ts). The drafts listen to the events outbox from here.
  */
-export function createMarketingService({ db, store, clock, ids, events, audit, onGenerationError }: MarketingServiceDeps) {
-  const drafts = createMarketingDrafts({ db, store, ids, onGenerationError });
+export function createMarketingService({ store, clock, ids, events, audit, onGenerationError }: MarketingServiceDeps) {
+  const drafts = createMarketingDrafts({ store, ids, onGenerationError });
   const service = {
     ...drafts,
     ...createMarketingPosts({ store, clock, audit }),
@@ -40,10 +37,7 @@ export function createMarketingService({ db, store, clock, ids, events, audit, o
     metrics: () => marketingMetrics(store, clock),
   };
 
-  events.addListener({
-    sync: (event) => void drafts.handleEvent(event),
-    inTransaction: async (event) => void (await drafts.handleEventInTransaction(event)),
-  });
+  events.addListener(async (event) => void (await drafts.handleEventInTransaction(event)));
 
   return service;
 }

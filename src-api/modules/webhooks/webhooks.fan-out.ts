@@ -13,14 +13,12 @@ import { webhookDeliveries, webhookEndpoints, type WebhookEndpointRow } from './
  * account's agents), run inside the transaction that records the event, so the
  * change, the event and its deliveries commit together.
  *
- * Two forms while both event recorders exist (events.service.ts): `sync` on
- * the SQLite Db, for events.record's sync callers; `inTransaction` through the
- * Store, for events.recordInTransaction. Which endpoints get a delivery and the
- * rows they get are decided once (subscribersOf, pendingRow); only the
- * execution differs. On SQLite both run the same prepared statements (this is
- * the hot path of every write); on PostgreSQL the async form builds its
- * queries on the transaction's handle and inserts the deliveries in one statement.
- * `enqueue` (a redelivery) goes through the same insert.
+ * `inTransaction` is events.recordInTransaction's listener. Which endpoints get
+ * a delivery and the rows they get are decided once (subscribersOf, pendingRow).
+ * On SQLite it runs prepared statements (this is the hot path of every write);
+ * on PostgreSQL it builds its queries on the transaction's handle and inserts
+ * the deliveries in one statement. `enqueue` (a redelivery) goes through the
+ * same insert.
  */
 
 type Subscription = Pick<WebhookEndpointRow, 'id' | 'events' | 'scope' | 'ownerAccountId'>;
@@ -34,7 +32,6 @@ type PendingRow = {
 };
 
 export interface FanOutDeps {
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -67,9 +64,9 @@ export function subscribersOf(endpoints: Subscription[], event: EventRow, agentO
   return ids;
 }
 
-export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
+export function createFanOut({ store, clock, ids, announce }: FanOutDeps) {
   const p = sql.placeholder;
-  // Prepared on first use: a PostgreSQL-only setup has no SQLite Db.
+  // Prepared on first use, on the SQLite store's connection (none on PostgreSQL).
   let prepared: ReturnType<typeof prepare> | undefined;
   const prepare = (on: Db) => ({
     on,
@@ -106,7 +103,7 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
   /** One pending delivery's values: the one insert of deliveries, for the fan-out and enqueue alike. */
   const pendingRow = (eventId: string, endpointId: string, now: string): PendingRow => ({ id: ids.next('dlv'), eventId, endpointId, now });
 
-  /** SQLite, on the given connection: the same statements for both forms. */
+  /** SQLite, on the store's connection, by the prepared statements. */
   const fanOutSqlite = (on: Db, event: EventRow): number => {
     const st = statements(on);
     // Read in the recording transaction: an endpoint committed by another process a moment ago counts.
@@ -176,13 +173,6 @@ export function createFanOut({ db, store, clock, ids, announce }: FanOutDeps) {
   };
 
   return {
-    /** In the caller's sync db transaction (events.record's listener); the dispatcher is told on the next turn. */
-    sync(event: EventRow): number {
-      const queued = fanOutSqlite(db, event);
-      if (queued > 0) announce();
-      return queued;
-    },
-
     /** In the caller's store transaction (events.recordInTransaction's listener); the dispatcher is told after commit. */
     async inTransaction(event: EventRow): Promise<number> {
       const queued =

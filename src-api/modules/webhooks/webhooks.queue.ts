@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, count, eq } from 'drizzle-orm';
 import type { Config } from '../../config';
-import type { Db } from '../../db/client';
 import type { Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -42,8 +41,6 @@ export interface ClaimedAttempt {
 }
 
 export interface DeliveryQueueDeps {
-  /** The SQLite Db of the fan-out's sync form (events.record's callers not yet on the Store). */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -58,12 +55,12 @@ export function newLeaseOwner(kind = 'dispatcher'): string {
   return `${kind}-${process.pid}-${randomBytes(6).toString('hex')}`;
 }
 
-export function createDeliveryQueue({ db, store, clock, ids, audit, config, random = Math.random }: DeliveryQueueDeps) {
+export function createDeliveryQueue({ store, clock, ids, audit, config, random = Math.random }: DeliveryQueueDeps) {
   const settings = config.webhooks;
   const maxAttempts = 1 + settings.retryDelaysMs.length;
   const leaseMs = settings.timeoutMs + LEASE_MARGIN_MS;
   const queuedListeners = new Set<() => void>();
-  const fanOut = createFanOut({ db, store, clock, ids, announce: () => announceQueued() });
+  const fanOut = createFanOut({ store, clock, ids, announce: () => announceQueued() });
   const claims = createClaims({ store, clock, ids, config, leaseMs });
 
   /**
@@ -107,10 +104,9 @@ export function createDeliveryQueue({ db, store, clock, ids, audit, config, rand
     /**
      * One pending delivery per active endpoint subscribed to the event's kind,
      * inside the transaction that records the event (an events listener), so the
-     * change, the event and its deliveries commit together (webhooks.fan-out.ts).
-     * `fanOut` is events.record's sync form; `fanOutInTransaction` joins the caller's store transaction.
+     * change, the event and its deliveries commit together (webhooks.fan-out.ts): in the
+     * caller's store transaction.
      */
-    fanOut: fanOut.sync,
     fanOutInTransaction: fanOut.inTransaction,
 
     /** A new pending delivery of an existing event to an endpoint (redelivery), through the fan-out's insert. */

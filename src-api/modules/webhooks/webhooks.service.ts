@@ -1,5 +1,4 @@
 import type { Config } from '../../config';
-import type { Db } from '../../db/client';
 import type { Store } from '../../db/store';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
@@ -15,8 +14,6 @@ export type { ActorOptions, VersionedActorOptions, WebhookEndpointSummary } from
 export { toWebhookEndpoint } from './webhooks.rows';
 
 export interface WebhooksServiceDeps {
-  /** The SQLite Db of the fan-out's sync form (events.record's callers not yet on the Store). */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -39,7 +36,6 @@ export interface WebhooksServiceDeps {
  * the event (webhooks.fan-out.ts); the dispatcher (webhooks.dispatcher.ts) sends them.
  */
 export function createWebhooksService({
-  db,
   store,
   clock,
   ids,
@@ -50,13 +46,10 @@ export function createWebhooksService({
   random,
   secretBytes,
 }: WebhooksServiceDeps) {
-  const queue = createDeliveryQueue({ db, store, clock, ids, audit, config, random });
+  const queue = createDeliveryQueue({ store, clock, ids, audit, config, random });
 
   // Fan-out inside the recording transaction: an event and its deliveries commit (or vanish) together.
-  eventsService.addListener({
-    sync: (event) => void queue.fanOut(event),
-    inTransaction: async (event) => void (await queue.fanOutInTransaction(event)),
-  });
+  eventsService.addListener(async (event) => void (await queue.fanOutInTransaction(event)));
 
   const endpoints = createEndpoints({ store, clock, ids, audit, queue, secretBytes });
   const log = createDeliveryLog({ store, audit, queue, endpoints });
