@@ -316,7 +316,10 @@ say "nginx: http://127.0.0.1:$PORT (pid $NGINX_PID) -> ${SERVE_URLS[*]}"
   fi
   echo "CLUSTER_DATA_DIR=$DATA_DIR"
 } >"$DIR/cluster.env"
-say "api http://127.0.0.1:$PORT/api/v1 (admin token: ${AGENTDIR_ADMIN_TOKEN:+AGENTDIR_ADMIN_TOKEN}${AGENTDIR_ADMIN_TOKEN:-$DATA_DIR/admin-token})"
+# Where the admin token is, never the token itself (it would land in terminals and logs).
+TOKEN_AT="$DATA_DIR/admin-token"
+if [ -n "${AGENTDIR_ADMIN_TOKEN:-}" ]; then TOKEN_AT="AGENTDIR_ADMIN_TOKEN"; fi
+say "api http://127.0.0.1:$PORT/api/v1 (admin token: $TOKEN_AT)"
 say "ready (Ctrl-C stops everything; logs and pids in $DIR)"
 
 # Until a signal comes (or everything has exited). A replica that dies is not restarted: nginx

@@ -23,6 +23,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   cluster = await startCluster({ serveArgs: ['--allow-private-urls'], env: { CLUSTER_STORE: store } });
+  // The script says where the admin token is, never the token itself.
+  expect(cluster.output()).toContain('(admin token: AGENTDIR_ADMIN_TOKEN)');
+  expect(cluster.output()).not.toContain(cluster.adminToken);
   const sqliteFiles = fs.readdirSync(path.join(cluster.dir, 'data')).filter((file) => file.includes('.sqlite'));
   if (store === 'postgres') {
     // The directory is in the script's PostgreSQL (an ICU collation, as most installations have), not in a SQLite file.
