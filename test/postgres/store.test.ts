@@ -127,21 +127,27 @@ describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
     await insertAgent('agt_counter', 0);
     const { agents } = store.t;
     const log: string[] = [];
-    const bump = (label: string) =>
+    // PostgreSQL: the one holding the row waits until the other has begun, so the two overlap whatever
+    // the load (the other then waits for the row; without the lock it would read 0 and write 1 over
+    // the first one's 1). SQLite: the second cannot begin before the first ends, so neither waits.
+    const began = { a: gate(), b: gate() };
+    const bump = (label: 'a' | 'b') =>
       store.transaction(async () => {
         log.push(`${label} begins`);
+        began[label].open();
         const row = await store.first(
           store.forUpdate(store.db.select({ version: agents.version }).from(agents).where(eq(agents.id, 'agt_counter'))),
         );
+        if (dialect === 'postgres') await began[label === 'a' ? 'b' : 'a'].wait;
         await new Promise((resolve) => setImmediate(resolve)); // the other caller runs meanwhile
         await setVersion('agt_counter', row!.version + 1);
         log.push(`${label} commits`);
       });
     await Promise.all([bump('a'), bump('b')]);
     expect(await versionOf('agt_counter')).toBe(2);
-    // SQLite: the second waits for the first to end, never nests into it. PostgreSQL: both begin, the row lock orders them.
+    // SQLite: the second waits for the first to end, never nests into it. PostgreSQL: both begin
+    // (which BEGIN a pooled connection answers first is up to the server), then the row lock orders them.
     if (dialect === 'sqlite') expect(log).toEqual(['a begins', 'a commits', 'b begins', 'b commits']);
-    // (Which BEGIN a pooled connection answers first is up to the server: under load b may begin first.)
     else expect(log.slice(0, 2).sort()).toEqual(['a begins', 'b begins']);
   });
 
