@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: every suite (vitest: unit, API, webhook, CLI; Playwright: console in
-// Chromium), each with a JSON report, then the failures again (name and first lines)
+// `npm test`: every suite (vitest: unit, API, webhook, CLI, and the API suites again on
+// PostgreSQL; Playwright: console in Chromium), each with a JSON report, then the failures again (name and first lines)
 // and one closing line "N passed, N failed".
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,6 +11,9 @@ const root = path.resolve(import.meta.dirname, '..');
 const reports = path.join(root, 'test-results');
 fs.mkdirSync(reports, { recursive: true });
 
+/** What runs a second time on PostgreSQL (AGENTDIR_TEST_STORE=postgres): about 3 minutes. */
+const POSTGRES_SUITES = ['test/api'];
+
 const suites = [
   {
     name: 'vitest',
@@ -18,6 +21,24 @@ const suites = [
     count: (report) => ({ passed: report.numPassedTests, failed: report.numFailedTests }),
     failures: vitestFailures,
     report: 'vitest.json',
+  },
+  {
+    // Contract section 8: the contract suites (test/api, bad input included) once more on PostgreSQL 15.
+    // test/global-setup.ts starts one server for the run; each test server gets a fresh database.
+    name: 'vitest on PostgreSQL',
+    command: [
+      'npx',
+      'vitest',
+      'run',
+      ...POSTGRES_SUITES,
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${path.join(reports, 'vitest-postgres.json')}`,
+    ],
+    env: { AGENTDIR_TEST_STORE: 'postgres' },
+    count: (report) => ({ passed: report.numPassedTests, failed: report.numFailedTests }),
+    failures: vitestFailures,
+    report: 'vitest-postgres.json',
   },
 ];
 if (fs.existsSync(path.join(root, 'playwright.config.ts'))) {

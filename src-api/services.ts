@@ -57,12 +57,9 @@ export interface ServiceDeps {
 export function createServices({ db: givenDb, store: givenStore, config, clock = systemClock, ids = createIdGenerator(), redis }: ServiceDeps) {
   if (!givenStore && !givenDb) throw new Error('createServices needs a store (or a SQLite db)');
   const store = givenStore ?? sqliteStore(givenDb!);
-  // The SQLite connection under the store: undefined on PostgreSQL, where nothing may need one.
+  // The SQLite connection under the store (SQLite's fast paths, backups): undefined on PostgreSQL.
   const sqliteDb = givenDb ?? sqliteDbOf(store);
-  // The synchronous forms still written on a Db (kept for tests and benches until db/README.md's step 1
-  // removes them) get one that says "SQLite only" if they are ever reached on PostgreSQL.
-  const db = sqliteDb ?? sqliteOnlyDb();
-  const base = { db, clock, ids };
+  const base = { clock, ids };
   // One resolver for every DNS question the service asks itself (AGENTDIR_DNS_SERVERS).
   const dnsResolver = createDnsResolver(dnsResolverOptions(config));
   // The one fetch of user-given URLs (claim proofs, Agent Cards): public addresses only, resolved
@@ -150,7 +147,8 @@ export function createServices({ db: givenDb, store: givenStore, config, clock =
   const background = createBackgroundWork();
 
   return {
-    db,
+    /** The SQLite connection, for tests and benches that read SQLite directly; on PostgreSQL any use throws "SQLite only". */
+    db: sqliteDb ?? sqliteOnlyDb(),
     store,
     config,
     clock,
@@ -191,7 +189,7 @@ export function createServices({ db: givenDb, store: givenStore, config, clock =
 
 export type Services = ReturnType<typeof createServices>;
 
-/** A Db whose every use throws: what the SQLite-only sync forms get on PostgreSQL (none of them is called there). */
+/** A Db whose every use throws: services.db on PostgreSQL, where only SQLite-only tests would reach for it. */
 function sqliteOnlyDb(): Db {
   return new Proxy({} as Db, {
     get(_target, key) {

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,8 +99,8 @@ describe('POST /submit with agent_card_url', () => {
     expect(found.agents.map((hit: { id: string }) => hit.id)).toContain(approved.agent_id);
 
     // Weekly re-fetch: a week later the card answers 304 to its ETag: nothing changes.
-    const age = () => server.services.db.$client.prepare("UPDATE agents SET agent_card_fetched_at = '2000-01-01T00:00:00.000Z'").run();
-    age();
+    const age = () => server.services.store.run(sql`UPDATE agents SET agent_card_fetched_at = '2000-01-01T00:00:00.000Z'`);
+    await age();
     const version = (await server.services.agents.getRow(approved.agent_id!)).version;
     expect(await server.services.agentCards.refetchDue()).toEqual({ checked: 1, updated: 0, notModified: 1, failed: 0 });
     expect(host.requests.at(-1)).toMatchObject({ ifNoneMatch: '"v1"' });
@@ -112,7 +113,7 @@ describe('POST /submit with agent_card_url', () => {
       skills: [{ id: 'book-invoice', name: 'Book an invoice', description: 'Books one invoice', tags: ['accounting'] }],
     });
     host.cards.set('/good/.well-known/agent-card.json', { body: JSON.stringify(changed), etag: '"v2"' });
-    age();
+    await age();
     expect(await server.services.agentCards.refetchDue()).toEqual({ checked: 1, updated: 1, notModified: 0, failed: 0 });
     const after = await json(await server.api(`/agents/${approved.agent_id}`));
     expect(after.tagline).toBe('Reads, checks and books invoices');

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
-import { createServices } from '../../src-api/services';
-import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
 
@@ -89,9 +86,9 @@ describe('GET /agents/{id}', () => {
     expect((await json(await server.api(`/agents/${created.id}`))).name).toBe('Renamed Coder');
 
     // A second connection and service set on the same file: what `cli` commands open while the server runs.
-    const otherDb = openDatabase(databasePath(server.services.config));
+    const beside = await servicesBeside(server.services.config);
     try {
-      const other = createServices({ db: otherDb, config: server.services.config });
+      const other = beside.services;
       await other.agents.edits.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
       expect((await json(await server.api(`/agents/${created.id}`))).tagline).toBe('Changed elsewhere');
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
@@ -99,7 +96,7 @@ describe('GET /agents/{id}', () => {
       await other.agents.edits.setListed(created.id, true, { emitEvents: false });
       expect((await server.api(`/agents/${created.id}`)).status).toBe(200);
     } finally {
-      otherDb.$client.close();
+      await beside.close();
     }
   });
 });

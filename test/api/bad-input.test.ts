@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableCounts } from '../helpers/store-rows';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 
 /**
@@ -187,21 +188,9 @@ const cases: Case[] = [
   { name: 'unknown route', method: 'GET', path: '/agents/x/y/z', status: 404, code: 'not_found' },
 ];
 
-function tableCounts(): Record<string, number> {
-  const sqlite = server.services.db.$client;
-  const tables = sqlite
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'")
-    .all() as {
-    name: string;
-  }[];
-  return Object.fromEntries(
-    tables.map(({ name }) => [name, (sqlite.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n]),
-  );
-}
-
 describe('bad input', () => {
   it.each(cases)('$name → $status', async (testCase) => {
-    const before = tableCounts();
+    const before = await tableCounts(server.services.store);
     const path = typeof testCase.path === 'function' ? testCase.path() : testCase.path;
     const headers: Record<string, string> = {};
     let body: string | undefined;
@@ -226,7 +215,7 @@ describe('bad input', () => {
     if (testCase.pointer) expect(problem.errors.map((e: { pointer: string }) => e.pointer)).toContain(testCase.pointer);
     // No internals leak: stack frames, file paths, SQL.
     expect(text).not.toMatch(/node_modules|\/work\/|\bat \S+ \(|SQLITE|SELECT |src-api/);
-    expect(tableCounts()).toEqual(before);
+    expect(await tableCounts(server.services.store)).toEqual(before);
   });
 
   it('still serves normally afterwards', async () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { databasePath } from '../../src-api/config';
 import { openDatabase } from '../../src-api/db/client';
 import { agentInput, makeTempDir, startTestServer, type TestServer } from '../helpers/test-server';
+import { onPostgres } from '../helpers/test-store';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -12,6 +13,12 @@ afterEach(async () => {
 });
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
+/** The SQLite file and its WAL and SHM; none on PostgreSQL, whose server keeps its own files. */
+const databaseFiles = (server: TestServer) => {
+  if (onPostgres) return [];
+  const db = databasePath(server.services.config);
+  return [db, `${db}-wal`, `${db}-shm`];
+};
 
 describe('data dir permissions', () => {
   it('leaves the mode of an existing folder named by --database sqlite:<path> (it may be shared, like /tmp)', () => {
@@ -32,9 +39,8 @@ describe('data dir permissions', () => {
     const dataDir = path.join(makeTempDir(), 'fresh-data');
     server = await startTestServer({ dataDir, adminToken: undefined });
     await server.services.agents.edits.create(agentInput({ name: 'Mode Check' }));
-    const db = databasePath(server.services.config);
     expect(modeOf(dataDir)).toBe(0o700);
-    for (const file of [db, `${db}-wal`, `${db}-shm`, path.join(dataDir, 'admin-token')]) expect(modeOf(file)).toBe(0o600);
+    for (const file of [...databaseFiles(server), path.join(dataDir, 'admin-token')]) expect(modeOf(file)).toBe(0o600);
   });
 
   it('fixes the modes of an existing data dir, database and admin token file, keeping the token', async () => {
@@ -51,7 +57,6 @@ describe('data dir permissions', () => {
     expect(server.adminToken).toBe(token);
     expect(modeOf(dataDir)).toBe(0o700);
     expect(modeOf(path.join(dataDir, 'admin-token'))).toBe(0o600);
-    const db = databasePath(server.services.config);
-    for (const file of [db, `${db}-wal`, `${db}-shm`]) expect(modeOf(file)).toBe(0o600);
+    for (const file of databaseFiles(server)) expect(modeOf(file)).toBe(0o600);
   });
 });

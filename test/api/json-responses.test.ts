@@ -1,11 +1,9 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
 import { agentListSchema, agentProfileSchema, bulkAgentsSchema } from '../../src-api/modules/agents/agents.schemas';
 import { connectionsResultSchema, searchResultSchema } from '../../src-api/modules/search/search.schemas';
-import { createServices } from '../../src-api/services';
-import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 
 /**
  * Profiles, bulk, search and connections are written as JSON text from the
@@ -17,7 +15,8 @@ let ids: string[];
 
 beforeAll(async () => {
   server = await startTestServer({ demoData: true });
-  ids = server.services.db.$client.prepare('SELECT id FROM agents WHERE listed = 1 ORDER BY id').pluck().all() as string[];
+  // agents.id sorts in byte order on both stores (COLLATE "C" on PostgreSQL).
+  ids = (await server.services.store.all<{ id: string }>(sql`SELECT id FROM agents WHERE listed ORDER BY id`)).map((row) => row.id);
 });
 afterAll(() => server.close());
 
@@ -102,9 +101,9 @@ describe('JSON written from the profile cache', () => {
     expect(seen.search.agents[0].id).toBe(created.id);
     expect(seen.connections.connections[0].agent.id).toBe(created.id);
 
-    const otherDb = openDatabase(databasePath(server.services.config));
+    const beside = await servicesBeside(server.services.config);
     try {
-      const other = createServices({ db: otherDb, config: server.services.config });
+      const other = beside.services;
       await other.agents.edits.update(created.id, { tagline: 'Changed by the CLI' }, { emitEvents: false });
       seen = await read();
       expect(seen.bulk.agents[0].tagline).toBe('Changed by the CLI');
@@ -117,7 +116,7 @@ describe('JSON written from the profile cache', () => {
       expect(seen.search.agents).toEqual([]);
       expect(seen.connections.connections.map((connection: { agent: { id: string } }) => connection.agent.id)).not.toContain(created.id);
     } finally {
-      otherDb.$client.close();
+      await beside.close();
     }
   });
 });

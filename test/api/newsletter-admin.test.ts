@@ -18,18 +18,18 @@ beforeAll(async () => {
     { adminToken: ADMIN_TOKEN },
     { extensions: (services, adminToken) => consoleExtensions(services, adminToken) },
   );
-  const { db, newsletter } = server.services;
+  const { store, newsletter } = server.services;
   // Through the public endpoint, as readers subscribe, each confirmed with the token its mail carries.
   for (const email of ADDRESSES.slice(0, 3)) {
     expect((await server.post('/newsletter', { email })).status).toBe(202);
-    await newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+    await newsletter.confirm(await newsletterTokenFromOutbox(store, email, 'confirm'));
   }
   // An address a spreadsheet would take for a formula (the REST schema would refuse it, the store need not).
-  await subscribeConfirmed(db, newsletter, ADDRESSES[3]!);
+  await subscribeConfirmed(store, newsletter, ADDRESSES[3]!);
   // Neither of these is on the list: one never confirmed, one left.
   expect((await server.post('/newsletter', { email: PENDING })).status).toBe(202);
-  await subscribeConfirmed(db, newsletter, GONE);
-  await newsletter.unsubscribe(newsletterTokenFromOutbox(db, GONE, 'unsubscribe'));
+  await subscribeConfirmed(store, newsletter, GONE);
+  await newsletter.unsubscribe(await newsletterTokenFromOutbox(store, GONE, 'unsubscribe'));
 });
 afterAll(() => server.close());
 

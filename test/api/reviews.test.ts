@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src-api/errors';
+import { countRows } from '../helpers/store-rows';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
@@ -18,11 +19,13 @@ async function newAgent(options: { listed?: boolean } = {}): Promise<string> {
   return agent.id;
 }
 
-function rowCount(table: string): number {
-  return (server.services.db.$client.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
-}
+const rowCount = (table: string) => countRows(server.services.store, table);
 
-const writeCounts = () => ({ reviews: rowCount('reviews'), events: rowCount('events'), audit: rowCount('audit_log') });
+const writeCounts = async () => ({
+  reviews: await rowCount('reviews'),
+  events: await rowCount('events'),
+  audit: await rowCount('audit_log'),
+});
 
 const postReview = (agentId: string, body: unknown) => server.post(`/agents/${agentId}/reviews`, body);
 
@@ -88,14 +91,14 @@ describe('POST /agents/{id}/reviews', () => {
 
   it('404s an unknown or unlisted agent and writes nothing', async () => {
     const unlisted = await newAgent({ listed: false });
-    const before = writeCounts();
+    const before = await writeCounts();
     for (const agentId of ['no-such-agent', unlisted]) {
       const response = await postReview(agentId, { rating: 5 });
       expect(response.status).toBe(404);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       expect(await json(response)).toMatchObject({ status: 404, code: 'not_found' });
     }
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect(await server.services.agents.getRow(unlisted)).toMatchObject({ ratingCount: 0, ratingSum: 0 });
   });
 
@@ -112,14 +115,14 @@ describe('POST /agents/{id}/reviews', () => {
     ['an unknown field', { rating: 4, stars: 4 }, '/'],
   ])('400s %s and writes nothing', async (_name, body, pointer) => {
     const agentId = await newAgent();
-    const before = writeCounts();
+    const before = await writeCounts();
     const response = await postReview(agentId, body);
 
     expect(response.status).toBe(400);
     const problem = await json(response);
     expect(problem).toMatchObject({ status: 400, code: 'validation_failed' });
     expect(problem.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect(await profileRating(agentId)).toEqual({ average: null, count: 0 });
   });
 });
@@ -180,14 +183,14 @@ describe('moderating reviews', () => {
     const agentId = await newAgent();
     const kept = await json(await postReview(agentId, { rating: 5 }));
     const spam = await json(await postReview(agentId, { rating: 1, comment: 'buy cheap followers' }));
-    const eventsBefore = rowCount('events');
+    const eventsBefore = await rowCount('events');
 
     const hidden = await server.services.reviews.setHidden(spam.id, true, 'moderator@example.com');
 
     expect(hidden).toMatchObject({ id: spam.id, hidden: true });
     expect(await json(await server.api(`/agents/${agentId}/reviews`))).toEqual({ reviews: [kept], page: 1, limit: 20, total: 1 });
     expect(await profileRating(agentId)).toEqual({ average: 5, count: 1 });
-    expect(rowCount('events')).toBe(eventsBefore);
+    expect(await rowCount('events')).toBe(eventsBefore);
 
     const audit = await server.services.audit.list({ page: 1, limit: 10, entityType: 'review', entityId: spam.id });
     expect(audit.items).toHaveLength(1);
@@ -217,11 +220,11 @@ describe('moderating reviews', () => {
     const agentId = await newAgent();
     const review = await json(await postReview(agentId, { rating: 4 }));
     await server.services.reviews.setHidden(review.id, true, 'mod');
-    const before = writeCounts();
+    const before = await writeCounts();
 
     await server.services.reviews.setHidden(review.id, true, 'mod');
 
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect(await profileRating(agentId)).toEqual({ average: null, count: 0 });
   });
 
@@ -248,7 +251,7 @@ describe('moderating reviews', () => {
 
     const recent = await server.services.reviews.listRecent({ page: 1, limit: 2 });
     expect(recent.items.map((review) => review.id)).toEqual([second.id, first.id]);
-    expect(recent.total).toBe(rowCount('reviews'));
+    expect(recent.total).toBe(await rowCount('reviews'));
 
     const hiddenOnly = await server.services.reviews.listRecent({ page: 1, limit: 100, hidden: true });
     expect(hiddenOnly.items.every((review) => review.hidden)).toBe(true);

@@ -2,7 +2,6 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleExtensions } from '../../src-api/console/console.extensions';
 import { submissionInputSchema } from '../../src-api/modules/submissions/submissions.schemas';
-import { webhookEndpoints } from '../../src-api/modules/webhooks/webhooks.table';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { trpcClient } from '../helpers/trpc';
 
@@ -38,7 +37,12 @@ describe('stats.overview', () => {
     const healthy = await services.webhooks.add({ url: 'https://example.com/healthy' }, { actor: 'test' });
     const failing = await services.webhooks.add({ url: 'https://example.com/failing' }, { actor: 'test' });
     const disabled = await services.webhooks.add({ url: 'https://example.com/disabled' }, { actor: 'test' });
-    services.db.update(webhookEndpoints).set({ consecutiveFailures: 3 }).where(eq(webhookEndpoints.id, failing.id)).run();
+    await services.store.run(
+      services.store.db
+        .update(services.store.t.webhookEndpoints)
+        .set({ consecutiveFailures: 3 })
+        .where(eq(services.store.t.webhookEndpoints.id, failing.id)),
+    );
     await services.webhooks.setActive(disabled.id, false, { actor: 'test', reason: '410 Gone' });
     expect(healthy.active).toBe(true);
 

@@ -1,13 +1,7 @@
-import { eq } from 'drizzle-orm';
-import { databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
-import { createServices } from '../../src-api/services';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
-import { claims } from '../../src-api/modules/claims/claims.table';
-import { reviews } from '../../src-api/modules/reviews/reviews.table';
-import { submissions } from '../../src-api/modules/submissions/submissions.table';
-import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
 
@@ -59,7 +53,12 @@ describe('GET /stats', () => {
     }
     // A review a moderator hid, and an agent taken off the directory: neither counts.
     const spam = await json(await server.post(`/agents/${c.id}/reviews`, { rating: 1, comment: 'spam' }));
-    server.services.db.update(reviews).set({ hidden: true }).where(eq(reviews.id, spam.id)).run();
+    await server.services.store.run(
+      server.services.store.db
+        .update(server.services.store.t.reviews)
+        .set({ hidden: true })
+        .where(eq(server.services.store.t.reviews.id, spam.id)),
+    );
     await agents.edits.setListed(hidden.id, false, { emitEvents: false });
 
     const body = await json(await server.api('/stats'));
@@ -71,26 +70,23 @@ describe('GET /stats', () => {
     expect(body.reviews).toEqual({ count: 4, average_rating: 3.75 });
     expect(body.types).toEqual([...AGENT_TYPES]);
 
-    // The same figures straight from SQL.
-    const sqlite = server.services.db.$client;
-    const listed = sqlite.prepare('SELECT count(*) AS n, sum(verified) AS v FROM agents WHERE listed = 1').get() as {
-      n: number;
-      v: number;
-    };
-    expect([body.total_agents, body.verified_agents]).toEqual([listed.n, listed.v]);
-    const visible = sqlite
-      .prepare(
-        'SELECT count(*) AS n, avg(r.rating) AS avg FROM reviews r JOIN agents a ON a.id = r.agent_id WHERE r.hidden = 0 AND a.listed = 1',
-      )
-      .get() as { n: number; avg: number };
-    expect(body.reviews.count).toBe(visible.n);
-    expect(body.reviews.average_rating).toBeCloseTo(visible.avg, 2);
+    // The same figures straight from SQL (numbers as either driver gives them).
+    const { store } = server.services;
+    const [listed] = await store.all<{ n: number | string; v: number | string }>(
+      sql`SELECT count(*) AS n, sum(CASE WHEN verified THEN 1 ELSE 0 END) AS v FROM agents WHERE listed`,
+    );
+    expect([body.total_agents, body.verified_agents]).toEqual([Number(listed!.n), Number(listed!.v)]);
+    const [visible] = await store.all<{ n: number | string; avg: number | string }>(
+      sql`SELECT count(*) AS n, avg(r.rating) AS avg FROM reviews r JOIN agents a ON a.id = r.agent_id WHERE NOT r.hidden AND a.listed`,
+    );
+    expect(body.reviews.count).toBe(Number(visible!.n));
+    expect(body.reviews.average_rating).toBeCloseTo(Number(visible!.avg), 2);
   });
 });
 
 describe('StatsService.overview (console dashboard)', () => {
   it('counts pending queues and builds a 30-day activity series', async () => {
-    const { db, stats } = server.services;
+    const { store, stats } = server.services;
     const now = Date.now();
     const day = 86_400_000;
     const iso = (daysAgo: number) => new Date(now - daysAgo * day).toISOString();
@@ -106,16 +102,18 @@ describe('StatsService.overview (console dashboard)', () => {
       createdAt: iso(daysAgo),
       updatedAt: iso(daysAgo),
     });
-    db.insert(submissions)
-      .values([
-        submission('sub_overview1', 'pending', 0),
-        submission('sub_overview2', 'pending', 3),
-        submission('sub_overview3', 'rejected', 3),
-        submission('sub_overview4', 'pending', 45),
-      ])
-      .run();
-    db.insert(claims)
-      .values(
+    await store.run(
+      store.db
+        .insert(store.t.submissions)
+        .values([
+          submission('sub_overview1', 'pending', 0),
+          submission('sub_overview2', 'pending', 3),
+          submission('sub_overview3', 'rejected', 3),
+          submission('sub_overview4', 'pending', 45),
+        ]),
+    );
+    await store.run(
+      store.db.insert(store.t.claims).values(
         (['pending', 'pending', 'verified'] as const).map((status, i) => ({
           id: `clm_overview${i}`,
           agentId,
@@ -127,8 +125,8 @@ describe('StatsService.overview (console dashboard)', () => {
           createdAt: iso(1),
           updatedAt: iso(1),
         })),
-      )
-      .run();
+      ),
+    );
 
     const overview = await stats.overview();
     expect(overview.pending_submissions).toBe(3);
@@ -138,12 +136,12 @@ describe('StatsService.overview (console dashboard)', () => {
     expect(overview.activity[29]!.date).toBe(today);
     expect(overview.activity[0]!.date).toBe(iso(29).slice(0, 10));
 
-    const sqlite = db.$client;
     for (const point of overview.activity) {
-      const count = (sqlQuery: string) => (sqlite.prepare(sqlQuery).get(point.date) as { n: number }).n;
-      expect(point.submissions).toBe(count('SELECT count(*) AS n FROM submissions WHERE substr(created_at, 1, 10) = ?'));
-      expect(point.reviews).toBe(count('SELECT count(*) AS n FROM reviews WHERE hidden = 0 AND substr(created_at, 1, 10) = ?'));
-      expect(point.agents).toBe(count('SELECT count(*) AS n FROM agents WHERE substr(created_at, 1, 10) = ?'));
+      const day = sql`substr(created_at, 1, 10) = ${point.date}`;
+      const count = async (query: ReturnType<typeof sql>) => Number((await store.all<{ n: number | string }>(query))[0]?.n);
+      expect(point.submissions).toBe(await count(sql`SELECT count(*) AS n FROM submissions WHERE ${day}`));
+      expect(point.reviews).toBe(await count(sql`SELECT count(*) AS n FROM reviews WHERE NOT hidden AND ${day}`));
+      expect(point.agents).toBe(await count(sql`SELECT count(*) AS n FROM agents WHERE ${day}`));
     }
     const threeDaysAgo = overview.activity.find((point) => point.date === iso(3).slice(0, 10))!;
     expect(threeDaysAgo.submissions).toBe(2);
@@ -168,20 +166,15 @@ describe('GET /stats cache', () => {
     const afterReview = await json(await server.api('/stats'));
     expect(afterReview.reviews.count).toBe(first.reviews.count + 1);
 
-    reviewsService.setHidden((await json(review)).id, true, 'test');
+    await reviewsService.setHidden((await json(review)).id, true, 'test');
     expect((await json(await server.api('/stats'))).reviews.count).toBe(first.reviews.count);
 
-    // Another process (a CLI beside the server) writes to the same file.
-    const other = openDatabase(databasePath(server.services.config));
+    // Another process (a CLI beside the server) writes to the same database.
+    const other = await servicesBeside(server.services.config);
     try {
-      await createServices({ db: other, config: server.services.config }).agents.edits.create(
-        agentInput({ name: 'From Another Process' }),
-        {
-          emitEvents: false,
-        },
-      );
+      await other.services.agents.edits.create(agentInput({ name: 'From Another Process' }), { emitEvents: false });
     } finally {
-      other.$client.close();
+      await other.close();
     }
     await new Promise((resolve) => setImmediate(resolve));
     expect((await json(await server.api('/stats'))).total_agents).toBe(first.total_agents + 2);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, StaleVersionError, TooManyIdsError, ValidationError } from '../../src-api/errors';
 import { REJECTION_REASON_TEMPLATES, rejectionReasonSchema } from '../../src-api/modules/submissions/submissions.schemas';
+import { countRows } from '../helpers/store-rows';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
@@ -28,15 +29,13 @@ async function submit(body: unknown = submissionBody()) {
   return json(response);
 }
 
-function rowCount(table: string): number {
-  return (server.services.db.$client.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
-}
+const rowCount = (table: string) => countRows(server.services.store, table);
 
-const writeCounts = () => ({
-  submissions: rowCount('submissions'),
-  agents: rowCount('agents'),
-  events: rowCount('events'),
-  audit: rowCount('audit_log'),
+const writeCounts = async () => ({
+  submissions: await rowCount('submissions'),
+  agents: await rowCount('agents'),
+  events: await rowCount('events'),
+  audit: await rowCount('audit_log'),
 });
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -91,7 +90,7 @@ describe('POST /submit', () => {
         emitEvents: false,
       },
     );
-    const before = writeCounts();
+    const before = await writeCounts();
     for (const spelling of [
       'https://github.com/example/listed',
       'http://www.GitHub.com/example/listed/',
@@ -104,13 +103,13 @@ describe('POST /submit', () => {
       expect(problem).toMatchObject({ status: 409, code: 'conflict' });
       expect(problem.detail).toContain(agent.id);
     }
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
   });
 
   it('409s the source of a pending submission, naming it, and writes nothing', async () => {
     const body = submissionBody();
     const first = await submit(body);
-    const before = writeCounts();
+    const before = await writeCounts();
 
     const response = await server.post('/submit', { ...body, source_url: `${body.source_url}/`, name: 'Someone else' });
 
@@ -118,7 +117,7 @@ describe('POST /submit', () => {
     const problem = await json(response);
     expect(problem.code).toBe('conflict');
     expect(problem.detail).toContain(first.id);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
   });
 
   it('accepts the source of a rejected submission again', async () => {
@@ -140,13 +139,13 @@ describe('POST /submit', () => {
     ['an invalid contact_email', { contact_email: 'not-an-email' }, '/contact_email'],
     ['an unknown field', { website: 'https://example.com' }, '/'],
   ])('400s %s and writes nothing', async (_name, overrides, pointer) => {
-    const before = writeCounts();
+    const before = await writeCounts();
     const response = await server.post('/submit', submissionBody(overrides));
     expect(response.status).toBe(400);
     const problem = await json(response);
     expect(problem.code).toBe('validation_failed');
     expect(problem.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
   });
 });
 
@@ -239,23 +238,23 @@ describe('approving', () => {
   it('conflicts when the submission is no longer pending', async () => {
     const created = await submit();
     await server.services.submissions.approve(created.id, { actor: 'mod' });
-    const before = writeCounts();
+    const before = await writeCounts();
 
     await expect(server.services.submissions.approve(created.id, { actor: 'mod' })).rejects.toThrow(ConflictError);
     await expect(server.services.submissions.reject(created.id, 'Too late', { actor: 'mod' })).rejects.toThrow(ConflictError);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
   });
 
   it('refuses a stale version and writes nothing', async () => {
     const created = await submit();
-    const before = writeCounts();
+    const before = await writeCounts();
 
     await expect(server.services.submissions.approve(created.id, { actor: 'mod', expectedVersion: 7 })).rejects.toThrow(StaleVersionError);
     await expect(server.services.submissions.reject(created.id, 'No', { actor: 'mod', expectedVersion: 0 })).rejects.toThrow(
       StaleVersionError,
     );
 
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect(await server.services.submissions.get(created.id)).toMatchObject({ status: 'pending', version: 1 });
   });
 
@@ -265,7 +264,7 @@ describe('approving', () => {
     const agent = await server.services.agents.edits.create(agentInput({ name: 'Imported meanwhile', source_url: body.source_url }), {
       emitEvents: false,
     });
-    const before = writeCounts();
+    const before = await writeCounts();
 
     let thrown: unknown;
     try {
@@ -276,7 +275,7 @@ describe('approving', () => {
 
     expect(thrown).toBeInstanceOf(ConflictError);
     expect((thrown as ConflictError).detail).toContain(agent.id);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect((await server.services.submissions.get(created.id)).status).toBe('pending');
   });
 
@@ -288,7 +287,7 @@ describe('approving', () => {
 describe('rejecting', () => {
   it('marks it rejected with the reason and audits it, without an event or an agent', async () => {
     const created = await submit();
-    const before = writeCounts();
+    const before = await writeCounts();
 
     const rejected = await server.services.submissions.reject(created.id, REJECTION_REASON_TEMPLATES[0].reason, {
       actor: 'mod',
@@ -297,7 +296,7 @@ describe('rejecting', () => {
 
     expect(rejected).toMatchObject({ status: 'rejected', reason: REJECTION_REASON_TEMPLATES[0].reason, decided_by: 'mod', version: 2 });
     expect(rejected).not.toHaveProperty('agent_id');
-    expect(writeCounts()).toEqual({ ...before, audit: before.audit + 1 });
+    expect(await writeCounts()).toEqual({ ...before, audit: before.audit + 1 });
     const [entry] = (await server.services.audit.list({ page: 1, limit: 10, entityType: 'submission', entityId: created.id })).items;
     expect(entry).toMatchObject({
       actor: 'mod',
@@ -309,11 +308,11 @@ describe('rejecting', () => {
 
   it('requires a reason of 1 to 1,000 characters', async () => {
     const created = await submit();
-    const before = writeCounts();
+    const before = await writeCounts();
     for (const reason of ['', '   ', 'r'.repeat(1001)]) {
       await expect(server.services.submissions.reject(created.id, reason, { actor: 'mod' })).rejects.toThrow(ValidationError);
     }
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
     expect((await server.services.submissions.reject(created.id, 'r'.repeat(1000), { actor: 'mod' })).status).toBe('rejected');
   });
 
@@ -364,11 +363,11 @@ describe('bulk decisions', () => {
 
   it('refuses an empty reason or too many ids before touching anything', async () => {
     const created = await submit();
-    const before = writeCounts();
+    const before = await writeCounts();
     await expect(server.services.submissions.bulkReject([created.id], ' ', 'mod')).rejects.toThrow(ValidationError);
     const tooMany = Array.from({ length: 101 }, (_, i) => `sub_${i}`);
     await expect(server.services.submissions.bulkApprove(tooMany, 'mod')).rejects.toThrow(TooManyIdsError);
-    expect(writeCounts()).toEqual(before);
+    expect(await writeCounts()).toEqual(before);
   });
 });
 

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portOf, rawExchange, rowCounts } from '../helpers/raw-http';
+import { portOf, rawExchange } from '../helpers/raw-http';
+import { tableCounts } from '../helpers/store-rows';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 
 /**
@@ -66,13 +67,13 @@ function expectClientError(statuses: number[]): void {
 describe('Host header', () => {
   for (const host of ['a b', '[::1', '%%%', '', 'exa mple.com:80', 'host:99999999', 'x/y']) {
     it(`answers 400 problem+json to Host ${JSON.stringify(host)} on a list endpoint`, async () => {
-      const before = rowCounts(server.services.db);
+      const before = await tableCounts(server.services.store);
       const exchange = await rawExchange(port, get('/agents?limit=2', `Host: ${host}\r\nConnection: close\r\n`));
       expect(exchange.statuses).toEqual([400]);
       expect(exchange.data).toMatch(/content-type: application\/problem\+json/i);
       expect(exchange.data).toContain('"code":"invalid_host"');
       expect(exchange.closed).toBe(true);
-      expect(rowCounts(server.services.db)).toEqual(before);
+      expect(await tableCounts(server.services.store)).toEqual(before);
     });
   }
 
@@ -92,7 +93,7 @@ describe('Host header', () => {
 
 describe('slow and oversized requests', () => {
   it('closes a request whose body stalls, within the request deadline, and writes nothing', async () => {
-    const before = rowCounts(server.services.db);
+    const before = await tableCounts(server.services.store);
     const exchange = await rawExchange(
       port,
       `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n{"rating":`,
@@ -101,7 +102,7 @@ describe('slow and oversized requests', () => {
     expect(exchange.closed).toBe(true);
     expect(exchange.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_500);
     for (const status of exchange.statuses) expect(status).toBe(408);
-    expect(rowCounts(server.services.db)).toEqual(before);
+    expect(await tableCounts(server.services.store)).toEqual(before);
   });
 
   it('answers 408 to headers that never finish, within the header deadline', async () => {
@@ -194,7 +195,7 @@ describe('framing', () => {
   });
 
   it('refuses Content-Length with Transfer-Encoding (request smuggling) and runs neither request', async () => {
-    const before = rowCounts(server.services.db);
+    const before = await tableCounts(server.services.store);
     const smuggled = `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${reviewBody.length}\r\n\r\n${reviewBody}`;
     const chunked = `0\r\n\r\n${smuggled}`;
     const exchange = await rawExchange(
@@ -204,11 +205,11 @@ describe('framing', () => {
     expectClientError(exchange.statuses);
     expect(exchange.statuses).toEqual([400]);
     expect(exchange.closed).toBe(true);
-    expect(rowCounts(server.services.db)).toEqual(before);
+    expect(await tableCounts(server.services.store)).toEqual(before);
   });
 
   it('refuses two different Content-Length values and an obfuscated Transfer-Encoding', async () => {
-    const before = rowCounts(server.services.db);
+    const before = await tableCounts(server.services.store);
     for (const headers of [
       `Content-Length: ${reviewBody.length}\r\nContent-Length: 5\r\n`,
       `Content-Length: ${reviewBody.length}\r\nTransfer-Encoding: xchunked\r\n`,
@@ -221,7 +222,7 @@ describe('framing', () => {
       expectClientError(exchange.statuses);
       expect(exchange.closed).toBe(true);
     }
-    expect(rowCounts(server.services.db)).toEqual(before);
+    expect(await tableCounts(server.services.store)).toEqual(before);
   });
 });
 

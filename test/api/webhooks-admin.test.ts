@@ -70,12 +70,13 @@ async function postReview(rating: number): Promise<string> {
   return event!.id;
 }
 
-/** Waits for the endpoint's delivery of `eventId` (the newest one) to reach `status`. */
+/** Waits for the endpoint's delivery of `eventId` (the newest one) to reach `status` after an attempt. */
 function deliveryIn(endpointId: string, eventId: string, status: string): Promise<Json> {
   return pollFor(async () => {
     const { deliveries } = data(await query('webhooks.deliveries', { endpointId, isTest: false, limit: 100 }));
     const delivery = deliveries.find((candidate: Json) => candidate.event_id === eventId);
-    return delivery?.status === status ? delivery : undefined;
+    // Attempted at least once: a new delivery is pending before its first attempt too.
+    return delivery?.status === status && delivery.attempt_count > 0 ? delivery : undefined;
   }, `the delivery of ${eventId} to be ${status}`);
 }
 

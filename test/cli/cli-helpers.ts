@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { databasePath } from '../../src-api/config';
 import { makeTempDir } from '../helpers/test-server';
+import { databaseOf, onPostgres } from '../helpers/test-store';
 
 export { makeTempDir };
 
@@ -22,15 +23,23 @@ export interface CliResult {
 /**
  * Runs the real CLI in a child process, as `npm run cli` does, from the repository
  * root. `node --import tsx` starts about twice as fast as `npx tsx` (no extra process).
- * AGENTDIR_* variables of the test environment are not passed on.
+ * AGENTDIR_* variables of the test environment are not passed on. With
+ * AGENTDIR_TEST_STORE=postgres, a command given `--data-dir` (and no `--database`)
+ * runs on that data dir's PostgreSQL database (test/helpers/test-store.ts), the one
+ * a test server on it uses.
  */
-export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+export async function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AGENTDIR_')));
+  const dataDir = args[args.indexOf('--data-dir') + 1];
+  const database =
+    onPostgres && args.includes('--data-dir') && dataDir && !args.includes('--database') && env.AGENTDIR_DATABASE_URL === undefined
+      ? { AGENTDIR_DATABASE_URL: await databaseOf(path.resolve(dataDir)) }
+      : {};
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       ['--import', 'tsx', 'src-api/cli.ts', ...args],
-      { cwd: repoRoot, env: { ...cleanEnv, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
+      { cwd: repoRoot, env: { ...cleanEnv, ...database, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });

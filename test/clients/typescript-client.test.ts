@@ -280,12 +280,12 @@ describe('TypeScript client: writes', () => {
     const address = `Reader.${Date.now()}@Example.com`;
     const first: NewsletterSignUp = await client.subscribe(address);
     expect(first).toEqual({ email: address, status: 'confirmation_sent' });
-    const { db } = server.services;
-    const confirmed: NewsletterSubscription = await client.confirmSubscription(newsletterTokenFromOutbox(db, address, 'confirm'));
+    const { store } = server.services;
+    const confirmed: NewsletterSubscription = await client.confirmSubscription(await newsletterTokenFromOutbox(store, address, 'confirm'));
     expect(confirmed).toEqual({ email: address, status: 'subscribed' });
     // Known now: the same answer, echoing what was sent.
     expect(await client.subscribe(address.toUpperCase())).toEqual({ email: address.toUpperCase(), status: 'confirmation_sent' });
-    expect(await client.unsubscribe(newsletterTokenFromOutbox(db, address, 'unsubscribe'))).toEqual({
+    expect(await client.unsubscribe(await newsletterTokenFromOutbox(store, address, 'unsubscribe'))).toEqual({
       email: address,
       status: 'unsubscribed',
     });

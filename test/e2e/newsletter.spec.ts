@@ -34,8 +34,8 @@ async function withServices(work: (services: ReturnType<typeof createServices>) 
  * shared by every spec) is not spent here.
  */
 test.beforeAll(async () => {
-  await withServices(async ({ db, newsletter }) => {
-    for (const email of seeded) await subscribeConfirmed(db, newsletter, email);
+  await withServices(async ({ store, newsletter }) => {
+    for (const email of seeded) await subscribeConfirmed(store, newsletter, email);
     // One who never follows the link: listed as awaiting confirmation, never exported.
     await newsletter.requestSubscription(waitingAddress);
   });
@@ -57,7 +57,9 @@ test.describe('newsletter', () => {
     test.setTimeout(120_000); // in case the public write limit has to be waited out
     // A reader subscribes through the public API and follows the mailed link; the same address in another case is not a second subscriber.
     expect((await subscribe(request, publicAddress)).status()).toBe(202);
-    await withServices(({ db, newsletter }) => newsletter.confirm(newsletterTokenFromOutbox(db, publicAddress, 'confirm')));
+    await withServices(async ({ store, newsletter }) =>
+      newsletter.confirm(await newsletterTokenFromOutbox(store, publicAddress, 'confirm')),
+    );
     expect((await subscribe(request, publicAddress.toLowerCase())).status()).toBe(202);
 
     const newsletter = new NewsletterPage(page);

@@ -1,4 +1,6 @@
-import type { Db } from '../../src-api/db/client';
+import { desc, like, sql } from 'drizzle-orm';
+import { insertionOrder } from '../../src-api/db/dialect-sql';
+import type { Store } from '../../src-api/db/store';
 import type { NewsletterService } from '../../src-api/modules/newsletter/newsletter.service';
 
 /**
@@ -6,12 +8,16 @@ import type { NewsletterService } from '../../src-api/modules/newsletter/newslet
  * mail outbox: only the mail holds the raw token (the database keeps its hash).
  * For tests that need confirmed subscribers without a mail server.
  */
-export function newsletterTokenFromOutbox(db: Db, email: string, link: 'confirm' | 'unsubscribe'): string {
-  const row = db.$client
-    .prepare(
-      "SELECT text_body AS text FROM mail_outbox WHERE lower(to_address) = lower(?) AND kind LIKE 'newsletter.%' ORDER BY created_at DESC, rowid DESC LIMIT 1",
-    )
-    .get(email.trim()) as { text: string } | undefined;
+export async function newsletterTokenFromOutbox(store: Store, email: string, link: 'confirm' | 'unsubscribe'): Promise<string> {
+  const { mailOutbox } = store.t;
+  const row = await store.first(
+    store.db
+      .select({ text: mailOutbox.text })
+      .from(mailOutbox)
+      .where(sql`lower(${mailOutbox.to}) = lower(${email.trim()}) AND ${like(mailOutbox.kind, 'newsletter.%')}`)
+      .orderBy(desc(mailOutbox.createdAt), desc(insertionOrder(store, mailOutbox)))
+      .limit(1),
+  );
   if (!row) throw new Error(`no newsletter mail to ${email} in the outbox`);
   const token = new RegExp(`/dashboard/newsletter/${link}\\?token=([A-Za-z0-9_-]+)`).exec(row.text)?.[1];
   if (!token) throw new Error(`the newest newsletter mail to ${email} has no ${link} link`);
@@ -19,7 +25,7 @@ export function newsletterTokenFromOutbox(db: Db, email: string, link: 'confirm'
 }
 
 /** Signs `email` up and follows the confirmation link from the outbox, as its owner would. */
-export async function subscribeConfirmed(db: Db, newsletter: NewsletterService, email: string): Promise<void> {
+export async function subscribeConfirmed(store: Store, newsletter: NewsletterService, email: string): Promise<void> {
   await newsletter.requestSubscription(email);
-  await newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+  await newsletter.confirm(await newsletterTokenFromOutbox(store, email, 'confirm'));
 }

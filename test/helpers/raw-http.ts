@@ -1,5 +1,4 @@
 import net from 'node:net';
-import type { Db } from '../../src-api/db/client';
 
 export interface RawExchange {
   /** Everything the server sent. */
@@ -47,16 +46,6 @@ export function rawExchange(
       }
     });
   });
-}
-
-/** Row count of every table (migrations' bookkeeping aside): a request that "writes nothing" leaves this unchanged. */
-export function rowCounts(db: Db): Record<string, number> {
-  const tables = db.$client
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'`)
-    .all() as Array<{ name: string }>;
-  return Object.fromEntries(
-    tables.map(({ name }) => [name, (db.$client.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n]),
-  );
 }
 
 export function portOf(origin: string): number {

@@ -1,4 +1,6 @@
-import { createConfig, type ConfigOverrides } from '../../src-api/config';
+import { createConfig, type Config, type ConfigOverrides } from '../../src-api/config';
+import { openStore } from '../../src-api/db/open-store';
+import { createServices, type Services } from '../../src-api/services';
 import { startServer, type RunningServer, type StartServerOptions } from '../../src-api/server';
 import { makeTempDir } from './temp-dir';
 import { databaseOf, onPostgres } from './test-store';
@@ -40,6 +42,15 @@ export async function startTestServer(overrides: ConfigOverrides = {}, options: 
     post: (pathAndQuery: string, body: unknown, headers: Record<string, string> = {}) =>
       api(pathAndQuery, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
   });
+}
+
+/**
+ * What another process (a `cli` command beside the server) has: its own connection to the same
+ * database (SQLite) or its own pool (PostgreSQL), and services over it. Close it when done.
+ */
+export async function servicesBeside(config: Config): Promise<{ services: Services; close(): Promise<void> }> {
+  const database = await openStore(config);
+  return { services: createServices({ store: database.store, config }), close: () => database.close() };
 }
 
 /** A minimal valid agent for AgentsService.create. */

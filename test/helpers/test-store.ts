@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { connectPostgres, migratePostgres } from '../../src-api/db/client-pg';
 
 /**
@@ -23,7 +24,8 @@ export const TEMPLATE_DATABASE = 'agentdir_template';
 /** Base URL of the run's PostgreSQL (global-setup sets it), e.g. postgres://postgres@127.0.0.1:5433 */
 function serverUrl(): string {
   const url = process.env.AGENTDIR_TEST_POSTGRES_URL;
-  if (!url) throw new Error('AGENTDIR_TEST_STORE=postgres, but no PostgreSQL was started (test/global-setup.ts sets AGENTDIR_TEST_POSTGRES_URL)');
+  if (!url)
+    throw new Error('AGENTDIR_TEST_STORE=postgres, but no PostgreSQL was started (test/global-setup.ts sets AGENTDIR_TEST_POSTGRES_URL)');
   return url;
 }
 
@@ -52,10 +54,11 @@ const databases = new Map<string, Promise<string>>();
  * end of the run, when the whole server goes.
  */
 export function databaseOf(dataDir: string): Promise<string> {
-  let url = databases.get(dataDir);
+  const key = path.resolve(dataDir);
+  let url = databases.get(key);
   if (!url) {
     url = createTestDatabase();
-    databases.set(dataDir, url);
+    databases.set(key, url);
   }
   return url;
 }

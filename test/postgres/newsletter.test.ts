@@ -45,10 +45,9 @@ describe.each(stores.dialects)('newsletter on $dialect', ({ open }) => {
     const clock = { now: () => now };
     const ids = { next: (prefix: string) => `${prefix}_${String(++counter).padStart(5, '0')}`, agent: () => 'agt_unused' };
     const config = createConfig({});
-    const db = undefined as never; // everything here runs through the store
     audit = createAuditService({ store, clock, ids });
     const mail = createMailService({ store, clock, ids, config });
-    newsletter = createNewsletterService({ db, store, clock, ids, mail, publicUrl: createPublicUrl(config), audit });
+    newsletter = createNewsletterService({ store, clock, ids, mail, publicUrl: createPublicUrl(config), audit });
   }, 180_000);
 
   it('signs up with double opt-in: a pending address, a mailed link, subscribed once confirmed', async () => {

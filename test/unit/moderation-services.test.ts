@@ -102,7 +102,8 @@ describe('newsletter', () => {
     at(iso);
     await subscribeConfirmedToken(email);
   };
-  const subscribeConfirmedToken = (email: string) => services.newsletter.confirm(newsletterTokenFromOutbox(db, email, 'confirm'));
+  const subscribeConfirmedToken = async (email: string) =>
+    services.newsletter.confirm(await newsletterTokenFromOutbox(services.store, email, 'confirm'));
 
   it('exports confirmed subscribers oldest first with the confirmation time as subscribed_at', async () => {
     at('2025-03-02T00:00:00.000Z');
@@ -148,8 +149,8 @@ describe('newsletter', () => {
 
   it('confirmation links expire after 48 hours, unsubscribe links after a year', async () => {
     await services.newsletter.requestSubscription('late@example.com');
-    const confirm = newsletterTokenFromOutbox(db, 'late@example.com', 'confirm');
-    const unsubscribe = newsletterTokenFromOutbox(db, 'late@example.com', 'unsubscribe');
+    const confirm = await newsletterTokenFromOutbox(services.store, 'late@example.com', 'confirm');
+    const unsubscribe = await newsletterTokenFromOutbox(services.store, 'late@example.com', 'unsubscribe');
     at('2025-03-03T12:00:01.000Z');
     await expect(services.newsletter.confirm(confirm)).rejects.toThrow(expect.objectContaining({ status: 400, code: 'invalid_token' }));
     expect((await services.newsletter.counts()).pending).toBe(1);

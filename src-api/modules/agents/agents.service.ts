@@ -1,7 +1,7 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { byteOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
+import { sqliteDbOf } from '../../db/store-sqlite';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import { sourceUrlKey } from '../../lib/urls';
@@ -13,8 +13,7 @@ import type { AgentRow, AgentSkill } from './agents.table';
 import { createTrustRefresh } from './trust-refresh';
 
 export interface AgentsServiceDeps {
-  db: Db;
-  /** The data-access seam the ported reads (agent-reads.ts) run on: on SQLite, over the same connection as `db`. */
+  /** The data-access seam every agent read and write runs on. */
   store: Store;
   clock: Clock;
   ids: IdGenerator;
@@ -35,9 +34,9 @@ export interface AgentCardFields {
   etag: string | null;
 }
 
-export function createAgentsService({ db, store, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
+export function createAgentsService({ store, clock, ids, audit, writes, profileCacheEntries }: AgentsServiceDeps) {
   const reads = createAgentReads({ store, profileCacheEntries });
-  const trustRefresh = createTrustRefresh({ db, store, clock, writes });
+  const trustRefresh = createTrustRefresh({ db: sqliteDbOf(store), store, clock, writes });
   const { sync, ...asyncReads } = reads;
   const service = {
     /**

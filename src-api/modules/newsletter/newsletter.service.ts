@@ -1,5 +1,4 @@
 import { and, asc, count, desc, eq, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client';
 import { containsText, insertionOrder } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import { InvalidTokenError } from '../../errors';
@@ -17,7 +16,6 @@ import type { NewsletterSubscriberRow } from './newsletter.table';
 
 export interface NewsletterServiceDeps {
   /** Unused since the port to the Store; kept so every service takes the same base deps. */
-  db: Db;
   store: Store;
   clock: Clock;
   ids: IdGenerator;

@@ -64,6 +64,10 @@ export function createEndpoints({ store, clock, ids, audit, queue, secretBytes }
   const removeRow = async (row: WebhookEndpointRow, actor: string): Promise<void> => {
     const { webhookAttempts: attempts, webhookDeliveries: deliveries, webhookEndpoints: endpoints } = store.t;
     const logOf = store.db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.endpointId, row.id));
+    // PostgreSQL: the deliveries locked first, so a dispatcher's claim under way (it holds its deliveries and
+    // adds their attempts) commits before the attempts are deleted, and later claims skip them: else an attempt
+    // it added after that delete kept its delivery from being deleted (a foreign key violation).
+    await store.rows(store.forUpdate(store.db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.endpointId, row.id))));
     await store.run(store.db.delete(attempts).where(inArray(attempts.deliveryId, logOf)));
     await store.run(store.db.delete(deliveries).where(eq(deliveries.endpointId, row.id)));
     await store.run(store.db.delete(endpoints).where(eq(endpoints.id, row.id)));

@@ -95,6 +95,12 @@ export function createOutcomes({ store, clock, audit, config, random, cancelPend
         })
         .where(eq(webhookDeliveries.id, v.id)),
   );
+  // PostgreSQL: the endpoint's row first, as removing an endpoint (or closing its account) takes it
+  // before deleting the endpoint's attempts and deliveries: in the other order an outcome holding its
+  // attempt's row and a removal holding the endpoint's each waited for the other (a deadlock).
+  const lockEndpoint = statement(store, (db, { webhookEndpoints }, v: { id: string }) =>
+    store.forUpdate(db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.id, v.id))),
+  );
   const resetFailures = statement(store, (db, { webhookEndpoints }, v: { id: string }) =>
     db.update(webhookEndpoints).set({ consecutiveFailures: 0 }).where(eq(webhookEndpoints.id, v.id)),
   );
@@ -139,6 +145,7 @@ export function createOutcomes({ store, clock, audit, config, random, cancelPend
      */
     recordOutcome(claimed: ClaimedAttempt, outcome: AttemptOutcome, owner: string): Promise<DeliveryStatus | null> {
       return store.transaction(async () => {
+        if (store.dialect === 'postgres') await lockEndpoint.first({ id: claimed.endpointId });
         await finishAttempt.run({
           id: claimed.attemptId,
           statusCode: outcome.statusCode,
