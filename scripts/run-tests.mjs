@@ -11,8 +11,8 @@ const root = path.resolve(import.meta.dirname, '..');
 const reports = path.join(root, 'test-results');
 fs.mkdirSync(reports, { recursive: true });
 
-/** What runs a second time on PostgreSQL (AGENTDIR_TEST_STORE=postgres): about 3 minutes. */
-const POSTGRES_SUITES = ['test/api'];
+/** What runs a second time on PostgreSQL (AGENTDIR_TEST_STORE=postgres): about 5 minutes. */
+const POSTGRES_SUITES = ['test/api', 'test/webhooks'];
 
 const suites = [
   {
@@ -23,7 +23,7 @@ const suites = [
     report: 'vitest.json',
   },
   {
-    // Contract section 8: the contract suites (test/api, bad input included) once more on PostgreSQL 15.
+    // Contract section 8: the contract suites (test/api, bad input included) and the webhook suite once more on PostgreSQL 15.
     // test/global-setup.ts starts one server for the run; each test server gets a fresh database.
     name: 'vitest on PostgreSQL',
     command: [

@@ -1,36 +1,13 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli/cli-helpers';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 import { standardVerifies, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
  * `cli webhooks …` as a separate process against the data dir of a running
- * server: the server picks up the CLI's endpoint without a restart.
+ * server: the server picks up the CLI's endpoint without a restart. On PostgreSQL
+ * (AGENTDIR_TEST_STORE=postgres) runCli points the command at the server's database.
  */
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI (asynchronously, so the in-process server and receiver keep answering). */
-function cli(args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src-api/cli.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, AGENTDIR_DATA_DIR: '' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 let server: TestServer;
 let receiver: WebhookReceiver;
@@ -48,7 +25,7 @@ describe('cli webhooks', () => {
   let endpointId: string;
 
   it('add prints exactly {"id","url","events","secret"}; the running server delivers to it', async () => {
-    const run = await cli([
+    const run = await runCli([
       'webhooks',
       'add',
       '--url',
@@ -79,7 +56,7 @@ describe('cli webhooks', () => {
   });
 
   it('add without --events subscribes to every kind: events []', async () => {
-    const run = await cli(['webhooks', 'add', '--url', 'https://hooks.example.com/all', '--data-dir', server.dataDir]);
+    const run = await runCli(['webhooks', 'add', '--url', 'https://hooks.example.com/all', '--data-dir', server.dataDir]);
     expect(run.code).toBe(0);
     const printed = JSON.parse(run.stdout);
     expect(printed.events).toEqual([]);
@@ -88,7 +65,7 @@ describe('cli webhooks', () => {
 
   it('add refuses unknown kinds and non-http URLs as usage errors (exit 2), writing nothing', async () => {
     const before = (await server.services.webhooks.list()).length;
-    const badKind = await cli([
+    const badKind = await runCli([
       'webhooks',
       'add',
       '--url',
@@ -100,7 +77,7 @@ describe('cli webhooks', () => {
     ]);
     expect(badKind.code).toBe(2);
     expect(badKind.stderr).toContain('unknown event kind "agent.deleted"');
-    const badUrl = await cli(['webhooks', 'add', '--url', 'file:///etc/passwd', '--data-dir', server.dataDir]);
+    const badUrl = await runCli(['webhooks', 'add', '--url', 'file:///etc/passwd', '--data-dir', server.dataDir]);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain('absolute http or https URL');
     expect(badUrl.stdout).toBe('');
@@ -108,7 +85,7 @@ describe('cli webhooks', () => {
   });
 
   it('list prints a JSON array without secrets', async () => {
-    const run = await cli(['webhooks', 'list', '--data-dir', server.dataDir]);
+    const run = await runCli(['webhooks', 'list', '--data-dir', server.dataDir]);
     expect(run.code).toBe(0);
     const list = JSON.parse(run.stdout);
     expect(list).toEqual([expect.objectContaining({ id: endpointId, url: receiver.url, active: true })]);
@@ -117,7 +94,7 @@ describe('cli webhooks', () => {
 
   it("test sends the sample event now and prints the receiver's answer", async () => {
     const before = receiver.received.length;
-    const run = await cli([
+    const run = await runCli([
       'webhooks',
       'test',
       endpointId,
@@ -143,7 +120,7 @@ describe('cli webhooks', () => {
   });
 
   it('rotate prints the new secret; the old one still signs webhook-signature for 24 h', async () => {
-    const run = await cli(['webhooks', 'rotate', endpointId, '--data-dir', server.dataDir]);
+    const run = await runCli(['webhooks', 'rotate', endpointId, '--data-dir', server.dataDir]);
     expect(run.code).toBe(0);
     const rotated = JSON.parse(run.stdout);
     expect(rotated).toMatchObject({ id: endpointId, secret: expect.stringMatching(/^whsec_/) });
@@ -155,13 +132,13 @@ describe('cli webhooks', () => {
     expect(standardVerifies(rotated.secret, hit.rawBody, hit.headers)).toBe(true);
     receiver.secret = rotated.secret;
     expect(old).not.toBe(rotated.secret);
-    const missing = await cli(['webhooks', 'rotate', 'whk_missing', '--data-dir', server.dataDir]);
+    const missing = await runCli(['webhooks', 'rotate', 'whk_missing', '--data-dir', server.dataDir]);
     expect(missing.code).not.toBe(0);
   });
 
   it('test without --allow-private-urls is refused for a loopback receiver: JSON result, exit 1', async () => {
     const before = receiver.received.length;
-    const run = await cli(['webhooks', 'test', endpointId, '--data-dir', server.dataDir]);
+    const run = await runCli(['webhooks', 'test', endpointId, '--data-dir', server.dataDir]);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, status_code: null });
     expect(run.stderr).toContain('private_address');
@@ -169,7 +146,7 @@ describe('cli webhooks', () => {
   });
 
   it('remove deletes the endpoint: the server sends it nothing more', async () => {
-    const run = await cli(['webhooks', 'remove', endpointId, '--data-dir', server.dataDir]);
+    const run = await runCli(['webhooks', 'remove', endpointId, '--data-dir', server.dataDir]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).id).toBe(endpointId);
     const before = receiver.received.length;
@@ -177,7 +154,7 @@ describe('cli webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.received).toHaveLength(before);
 
-    const again = await cli(['webhooks', 'remove', endpointId, '--data-dir', server.dataDir]);
+    const again = await runCli(['webhooks', 'remove', endpointId, '--data-dir', server.dataDir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('not found');
   });

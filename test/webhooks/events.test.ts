@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databasePath } from '../../src-api/config';
-import { openDatabase } from '../../src-api/db/client';
-import { createServices, type Services } from '../../src-api/services';
+import type { Services } from '../../src-api/services';
 import { API_VERSION } from '../../src-api/version';
-import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
+import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 /**
@@ -15,8 +13,9 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 let server: TestServer;
 let receiver: WebhookReceiver;
 let reviewsOnly: WebhookReceiver;
-/** A second connection to the same data dir, standing in for a CLI process. */
+/** A second connection to the same database (SQLite) or a second pool (PostgreSQL), standing in for a CLI process. */
 let other: Services;
+let closeOther: (() => Promise<void>) | undefined;
 /** What the receiver serves as the claim verification file. */
 let claimToken = '';
 
@@ -30,11 +29,11 @@ beforeAll(async () => {
   receiver.secret = all.secret;
   const reviews = await server.services.webhooks.add({ url: reviewsOnly.url, events: ['review.created'] }, { actor: 'test' });
   reviewsOnly.secret = reviews.secret;
-  other = createServices({ db: openDatabase(databasePath({ dataDir: server.dataDir })), config: server.services.config });
+  ({ services: other, close: closeOther } = await servicesBeside(server.services.config));
 });
 
 afterAll(async () => {
-  other?.db.$client.close();
+  await closeOther?.();
   await server?.close();
   await receiver?.close();
   await reviewsOnly?.close();

@@ -8,7 +8,6 @@ import {
   SECRET_OVERLAP_MS,
   signingSecrets,
 } from '../../src-api/modules/webhooks/webhooks.payload';
-import { webhookEndpoints } from '../../src-api/modules/webhooks/webhooks.table';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -178,15 +177,18 @@ describe('secret rotation', () => {
     const twice = await server.services.webhooks.add({ url: receiver.url }, { actor: 'test' });
     const second = await server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
     const third = await server.services.webhooks.rotateSecret(twice.id, { actor: 'test' });
-    const row = server.services.db
-      .select({
-        secret: webhookEndpoints.secret,
-        previousSecret: webhookEndpoints.previousSecret,
-        previousSecretExpiresAt: webhookEndpoints.previousSecretExpiresAt,
-      })
-      .from(webhookEndpoints)
-      .where(eq(webhookEndpoints.id, twice.id))
-      .get();
+    const { store } = server.services;
+    const endpoints = store.t.webhookEndpoints;
+    const row = await store.first(
+      store.db
+        .select({
+          secret: endpoints.secret,
+          previousSecret: endpoints.previousSecret,
+          previousSecretExpiresAt: endpoints.previousSecretExpiresAt,
+        })
+        .from(endpoints)
+        .where(eq(endpoints.id, twice.id)),
+    );
     expect(row).toEqual({ secret: third.secret, previousSecret: second.secret, previousSecretExpiresAt: third.previous_secret_expires_at });
     await server.services.webhooks.remove(twice.id, { actor: 'test' });
   });
