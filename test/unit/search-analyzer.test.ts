@@ -2,23 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { camelBoundaries, stemOf, stemPrefix } from '../../src-api/modules/search/analyzer';
 import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
 import { indexTerms, parseQuery } from '../../src-api/modules/search/text';
+import { indexableAgent } from '../helpers/indexable-agent';
 
 let sequence = 0;
 function agent(overrides: Partial<IndexableAgent> = {}): IndexableAgent {
   sequence++;
-  return {
-    id: `analyzer-${sequence}`,
-    name: `Plain ${sequence}`,
-    tagline: 'Does things',
-    description: '',
-    author: '',
-    capabilities: [],
-    categories: [],
-    type: 'other',
-    trustScore: 10,
-    listed: true,
-    ...overrides,
-  };
+  return indexableAgent(`analyzer-${sequence}`, `Plain ${sequence}`, overrides);
 }
 
 function indexOf(agents: IndexableAgent[]): SearchIndex {

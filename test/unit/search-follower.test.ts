@@ -2,26 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { IndexRow } from '../../src-api/modules/agents/agent-rows';
 import { createIndexFollower, type IndexFeed } from '../../src-api/modules/search/index-follower';
 import { SearchIndex } from '../../src-api/modules/search/search-index';
+import { indexableAgent } from '../helpers/indexable-agent';
 
 /**
  * The search index's async catch-up (PostgreSQL's path): catch-ups asked for at once run one at a
  * time, each from where the last ended, so a slow read of old rows can never be applied after a
  * later read of newer ones (which would leave the index stale past its cursor for good).
  */
-const row = (id: string, name: string, changeSeq: number): IndexRow => ({
-  id,
-  name,
-  tagline: 'Does things',
-  description: '',
-  author: '',
-  capabilities: [],
-  categories: [],
-  type: 'other',
-  trustScore: 10,
-  listed: true,
-  status: 'active',
-  changeSeq,
-});
+const row = (id: string, name: string, changeSeq: number): IndexRow => ({ ...indexableAgent(id, name), status: 'active', changeSeq });
 
 /** A table of current rows (as the database has them) read with a delay per read: the first slow, the others at once. */
 function slowFirstFeed() {

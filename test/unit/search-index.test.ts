@@ -3,23 +3,12 @@ import { allowedEdits, SearchIndex, type IndexableAgent } from '../../src-api/mo
 import { EditDistancePattern } from '../../src-api/modules/search/edit-distance';
 import { boundedEditDistance, indexTerms, parseQuery, tokenize } from '../../src-api/modules/search/text';
 import { Vocabulary } from '../../src-api/modules/search/vocabulary';
+import { indexableAgent } from '../helpers/indexable-agent';
 
 let sequence = 0;
 function agent(overrides: Partial<IndexableAgent> = {}): IndexableAgent {
   sequence++;
-  return {
-    id: overrides.id ?? `agent-${sequence}`,
-    name: `Agent ${sequence}`,
-    tagline: 'Does things',
-    description: '',
-    author: '',
-    capabilities: [],
-    categories: [],
-    type: 'other',
-    trustScore: 10,
-    listed: true,
-    ...overrides,
-  };
+  return indexableAgent(`agent-${sequence}`, `Agent ${sequence}`, overrides);
 }
 
 function indexOf(agents: IndexableAgent[], options?: ConstructorParameters<typeof SearchIndex>[0]): SearchIndex {
