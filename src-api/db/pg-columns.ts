@@ -8,6 +8,7 @@ import { customType } from 'drizzle-orm/pg-core';
  * With the database's own collation (en-US, say) every such page sorted the whole table: 36 ms for
  * a name-sorted page of 100,000 agents, 50 ms for a keyset page, against about 1 ms by index.
  */
+export const BYTE_ORDER_TEXT_TYPE = 'text COLLATE "C"';
 export const byteOrderText = customType<{ data: string; driverData: string }>({
-  dataType: () => 'text COLLATE "C"',
+  dataType: () => BYTE_ORDER_TEXT_TYPE,
 });

@@ -1,6 +1,7 @@
 import { is } from 'drizzle-orm';
 import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as getSqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { BYTE_ORDER_TEXT_TYPE } from './pg-columns';
 import * as sqliteSchema from './schema';
 import * as pgSchema from './schema-pg';
 
@@ -57,7 +58,7 @@ const PG_KINDS: Record<string, ColumnKind> = {
 
 /** A PostgreSQL column's kind; custom columns by their SQL type (pg-columns.ts: text in byte order is text). */
 function pgKind(column: { columnType: string; getSQLType(): string }): ColumnKind | undefined {
-  if (column.columnType === 'PgCustomColumn') return column.getSQLType() === 'text COLLATE "C"' ? 'text' : undefined;
+  if (column.columnType === 'PgCustomColumn') return column.getSQLType() === BYTE_ORDER_TEXT_TYPE ? 'text' : undefined;
   return PG_KINDS[column.columnType];
 }
 

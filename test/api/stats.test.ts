@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
+import { insertQueuedWork } from '../helpers/queued-work';
 
 let server: TestServer;
 
@@ -92,41 +93,7 @@ describe('StatsService.overview (console dashboard)', () => {
     const iso = (daysAgo: number) => new Date(now - daysAgo * day).toISOString();
     const agentId = (await server.services.agents.edits.create(agentInput({ name: 'Overview Agent' }), { emitEvents: false })).id;
 
-    const submission = (id: string, status: 'pending' | 'approved' | 'rejected', daysAgo: number) => ({
-      id,
-      status,
-      name: id,
-      tagline: 'x',
-      sourceUrl: `https://example.com/${id}`,
-      sourceUrlKey: `example.com/${id}`,
-      createdAt: iso(daysAgo),
-      updatedAt: iso(daysAgo),
-    });
-    await store.run(
-      store.db
-        .insert(store.t.submissions)
-        .values([
-          submission('sub_overview1', 'pending', 0),
-          submission('sub_overview2', 'pending', 3),
-          submission('sub_overview3', 'rejected', 3),
-          submission('sub_overview4', 'pending', 45),
-        ]),
-    );
-    await store.run(
-      store.db.insert(store.t.claims).values(
-        (['pending', 'pending', 'verified'] as const).map((status, i) => ({
-          id: `clm_overview${i}`,
-          agentId,
-          claimantName: 'C',
-          claimantEmail: 'c@example.com',
-          status,
-          token: 't',
-          verificationUrl: 'https://example.com/.well-known/agent-directory-claim.txt',
-          createdAt: iso(1),
-          updatedAt: iso(1),
-        })),
-      ),
-    );
+    await insertQueuedWork(store, agentId, iso, 'overview');
 
     const overview = await stats.overview();
     expect(overview.pending_submissions).toBe(3);

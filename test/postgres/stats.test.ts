@@ -4,6 +4,7 @@ import type { Store } from '../../src-api/db/store';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { createStatsService, type StatsService } from '../../src-api/modules/stats/stats.service';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { insertQueuedWork } from '../helpers/queued-work';
 
 /**
  * The stats service, the first one ported to the data-access seam, on SQLite
@@ -99,41 +100,7 @@ describe.each(stores.dialects)('stats on $dialect', ({ open }) => {
   });
 
   it('counts pending queues and builds a 30-day activity series', async () => {
-    const submission = (id: string, status: 'pending' | 'approved' | 'rejected', daysAgo: number) => ({
-      id,
-      status,
-      name: id,
-      tagline: 'x',
-      sourceUrl: `https://example.com/${id}`,
-      sourceUrlKey: `example.com/${id}`,
-      createdAt: iso(daysAgo),
-      updatedAt: iso(daysAgo),
-    });
-    await store.run(
-      store.db
-        .insert(store.t.submissions)
-        .values([
-          submission('sub_1', 'pending', 0),
-          submission('sub_2', 'pending', 3),
-          submission('sub_3', 'rejected', 3),
-          submission('sub_4', 'pending', 45),
-        ]),
-    );
-    await store.run(
-      store.db.insert(store.t.claims).values(
-        (['pending', 'pending', 'verified'] as const).map((status, i) => ({
-          id: `clm_${i}`,
-          agentId: 'agt_one',
-          claimantName: 'C',
-          claimantEmail: 'c@example.com',
-          status,
-          token: 't',
-          verificationUrl: 'https://example.com/.well-known/agent-directory-claim.txt',
-          createdAt: iso(1),
-          updatedAt: iso(1),
-        })),
-      ),
-    );
+    await insertQueuedWork(store, 'agt_one', iso, '');
     await addReview('rev_old', 'agt_two', 3, false, 3);
 
     clockMs = NOW.getTime();
