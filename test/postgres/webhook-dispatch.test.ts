@@ -120,6 +120,31 @@ describe.each(stores.dialects)('webhook dispatch on $dialect', ({ open, openAgai
     expect(await a.webhooks.queue.countByStatus()).toMatchObject({ pending: 0, in_flight: 60 });
   });
 
+  it("claims made at the same moment on two stores keep an endpoint's cap, counting both processes' sends", async () => {
+    const CAP = 3;
+    const storeA = await open();
+    const storeB = await openAgain(storeA);
+    const a = processOn(storeA, { concurrency: 100, perEndpointConcurrency: CAP }); // a share of 100 slots is never below CAP
+    const b = processOn(storeB, { concurrency: 100, perEndpointConcurrency: CAP });
+    const [ownerA, ownerB] = [newLeaseOwner(), newLeaseOwner()];
+    const { webhookDeliveries: deliveries } = storeA.t;
+    // Each round a new endpoint with plenty due; the earlier ones stay at their cap (their sends are never finished).
+    for (let round = 0; round < 5; round++) {
+      const endpoint = await a.webhooks.add({ url: `https://hooks.example.org/in/${round}` }, { actor: 'test' });
+      for (let i = 0; i < 10; i++) await record(a, round * 10 + i);
+      // As in the case above: at once on PostgreSQL, one after the other on SQLite.
+      const claims =
+        storeA.dialect === 'postgres'
+          ? await Promise.all([a.webhooks.queue.claimDue(ownerA, 8), b.webhooks.queue.claimDue(ownerB, 8)])
+          : [await a.webhooks.queue.claimDue(ownerA, 8), await b.webhooks.queue.claimDue(ownerB, 8)];
+      expect(claims.flat().map((attempt) => attempt.endpointId)).toEqual(Array(CAP).fill(endpoint.id));
+      const inFlight = await storeA.rows(
+        storeA.db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.status, 'in_flight')),
+      );
+      expect(inFlight).toHaveLength(CAP * (round + 1));
+    }
+  });
+
   it('a delivery whose lease ran out is taken over: logged as interrupted, sent again, the late result ignored', async () => {
     const store = await open();
     const crashed = processOn(store, { timeoutMs: 1_000 });

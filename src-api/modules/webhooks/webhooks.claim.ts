@@ -1,4 +1,4 @@
-import { and, asc, count, eq, isNull, lte, ne } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, lte, ne, sql } from 'drizzle-orm';
 import type { Config } from '../../config';
 import type { Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
@@ -10,6 +10,13 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from './webhooks.table';
 
 /** Written into the log of an attempt whose process stopped before it learned the answer. */
 export const INTERRUPTED_ERROR = 'interrupted: the sending process stopped before the result was recorded';
+
+/**
+ * PostgreSQL: the advisory lock a claim transaction takes first, a 64-bit hash of a name in our
+ * namespace (as runExclusive's job keys). Nothing else takes it, and a claim holds no other lock
+ * when it asks: it cannot be part of a deadlock.
+ */
+const CLAIM_LOCK = sql`pg_advisory_xact_lock(hashtextextended('agentdir lock: webhook claims', 0))`;
 
 export interface ClaimsDeps {
   store: Store;
@@ -32,9 +39,11 @@ export interface ClaimsDeps {
  * UPDATE SKIP LOCKED (only the deliveries: the endpoints and events are read
  * apart), so a second claimer running at the same moment passes over them and
  * takes others, and a row another claimer has just taken no longer matches.
- * The per-endpoint cap counts every process's in-flight deliveries; two
- * PostgreSQL claimers at the same moment can each see the same count, so an
- * endpoint may briefly hold up to one cap per process.
+ * The per-endpoint cap counts every process's in-flight deliveries. So that
+ * two PostgreSQL claimers at the same moment do not each count before the
+ * other commits (each then took a whole cap), a claim first takes a
+ * transaction-scoped advisory lock (CLAIM_LOCK): claims commit one after
+ * another, and each counts what the one before it took.
  */
 export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps) {
   const settings = config.webhooks;
@@ -282,6 +291,7 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
       const earliest = await earliestDue(owner);
       if (earliest === null || earliest > isoNow(clock)) return [];
       return store.transaction(async () => {
+        if (store.dialect === 'postgres') await store.all(sql`SELECT ${CLAIM_LOCK}`);
         const now = isoNow(clock);
         const leaseExpiresAt = isoIn(leaseMs);
         const claimed: ClaimedAttempt[] = [];
