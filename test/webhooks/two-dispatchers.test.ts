@@ -37,7 +37,10 @@ it('two dispatchers on one database share the work and never send one delivery t
   const config = createConfig({
     dataDir: makeTempDir(),
     allowPrivateUrls: true,
-    webhooks: { concurrency: 4, pollIntervalMs: 10, retryDelaysMs: [1_000], jitter: 0 },
+    // Each may hold all its 4 slots on the one endpoint: its cap counts both processes' sends, and at the
+    // default cap (4) the process whose send just finished refilled the freed slot first, every time, so
+    // on a loaded machine (sends slower than writes) one process could take every delivery.
+    webhooks: { concurrency: 4, perEndpointConcurrency: 8, pollIntervalMs: 10, retryDelaysMs: [1_000], jitter: 0 },
   });
   const a = open(config);
   const b = open(config);
