@@ -1,8 +1,11 @@
-import { BLOCK_BITS, BLOCK_SIZE } from './accelerators';
+import { BLOCK_BITS, BLOCK_SIZE, forEachNamed } from './accelerators';
 import { hasBit, popcount32 } from './bitsets';
 import { DEPRECATED_FACTOR, IMPACT_SCALE, type IndexStore } from './index-store';
 import type { PlannedTerm } from './scoring';
 import type { TopK } from './top-k';
+
+/** For measurements and tests: every scored agent's name key read (as before) when `skip` is off. */
+export const NAME_CHECK = { skip: true };
 
 /** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
 export interface BlockScratch {
@@ -25,6 +28,11 @@ export class BlockScorer {
   private readonly starts: (Int32Array | undefined)[];
   private readonly fullMask: number;
   private readonly local: BlockScratch;
+  /**
+   * False when no live agent's name is the query (the common case): then no match gets the exact-name 1 and the
+   * scorer reads no name key (a cache miss per scored agent). True when the query has no name key (-1).
+   */
+  private readonly checkNames: boolean;
 
   constructor(
     private readonly store: IndexStore,
@@ -38,6 +46,9 @@ export class BlockScorer {
     this.termCount = plan.length;
     this.fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
     this.local = scratch;
+    let named = nameKey === -1 || !NAME_CHECK.skip;
+    if (!named) forEachNamed(store, nameKey, () => (named = true));
+    this.checkNames = named;
     const termIds: number[] = [];
     const scaled: number[] = [];
     this.wordEnds = new Int32Array(this.termCount);
@@ -150,7 +161,7 @@ export class BlockScorer {
       if (mask !== 0 && (!this.requireAll || mask === this.fullMask)) {
         const slot = from + offset;
         const relevance = Math.min(0.9999, sums[offset]! / this.termCount);
-        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
         const score = popcount32(mask) + exactName + relevance;
         // Demoting deprecated agents only lowers a score: block bounds still hold.
         top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
@@ -197,7 +208,7 @@ export class BlockScorer {
     }
     if (mask === 0 || (this.requireAll && mask !== this.fullMask)) return;
     const relevance = Math.min(0.9999, sum / this.termCount);
-    const exactName = store.nameKeys[slot] === this.nameKey ? 1 : 0;
+    const exactName = this.checkNames && store.nameKeys[slot] === this.nameKey ? 1 : 0;
     const score = popcount32(mask) + exactName + relevance;
     top.offer(slot, store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
   }
@@ -222,7 +233,7 @@ export class BlockScorer {
       const mask = masks[slot]!;
       if (!this.requireAll || mask === fullMask) {
         const relevance = Math.min(0.9999, accumulated[slot]! / this.termCount);
-        const exactName = nameKeys[slot] === this.nameKey ? 1 : 0;
+        const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
         const score = popcount32(mask) + exactName + relevance;
         // Demoting deprecated agents only lowers a score: block bounds still hold.
         top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);

@@ -3,6 +3,9 @@ import type { IndexStore } from './index-store';
 import type { PruningScratch } from './pruning-scratch';
 import type { PlannedTerm, PreparedFilter } from './scoring';
 
+/** Which way step 1 found the last query's matches (for tests and the bench). */
+export const matchingStats: { path: 'sparse' | 'single word' | 'fused' | 'passes' } = { path: 'passes' };
+
 /** Step 1 of prunedSearch (pruned.ts): the matching slots into `scratch.matching`; whether they must have every word, and how many there are. */
 export function matchingBits(
   store: IndexStore,
@@ -13,13 +16,21 @@ export function matchingBits(
 ): { requireAll: boolean; total: number } {
   const { matching, union, word: wordBits, capability } = scratch.bitsets(words);
   const { typeCode, minTrust } = filter;
+  scratch.matchedCount = -1;
   // Few agents with the required capabilities: test each of them rather than AND every word of the bitsets.
-  const sparse = sparseMatching(store, plan, filter, matching, words);
-  if (sparse !== undefined && (sparse > 0 || plan.length === 1)) return { requireAll: true, total: sparse };
+  const sparse = sparseMatching(store, plan, filter, matching, words, scratch);
+  if (sparse !== undefined && (sparse > 0 || plan.length === 1)) {
+    scratch.matchedCount = sparse;
+    matchingStats.path = 'sparse';
+    return { requireAll: true, total: sparse };
+  }
   // One word of one or two frequent terms, no filter (the commonest heavy query): one pass, not five.
   if (SINGLE_WORD.enabled && plan.length === 1 && filter.capabilityStamp === 0 && typeCode < 0 && minTrust === -Infinity) {
     const single = singleWordMatching(store, plan[0]!, matching, words);
-    if (single !== undefined) return { requireAll: true, total: single };
+    if (single !== undefined) {
+      matchingStats.path = 'single word';
+      return { requireAll: true, total: single };
+    }
   }
   if (filter.capabilityStamp !== 0) {
     capability.fill(0, 0, words);
@@ -32,6 +43,17 @@ export function matchingBits(
     if (typeCode >= 0 || minTrust > -Infinity) return retainTypeAndTrust(store, bits, words, typeCode, minTrust);
     return countBits(bits, words);
   };
+  // Every expansion of every word in a bitset (words most agents use): one pass over all of them.
+  if (FUSED.enabled && plan.length > 1) {
+    const fused = filter.capabilityStamp === 0 ? fusedMatching(store, plan, matching, words) : undefined;
+    if (fused !== undefined) {
+      matchingStats.path = 'fused';
+      const complete = typeCode >= 0 || minTrust > -Infinity ? retainTypeAndTrust(store, matching, words, typeCode, minTrust) : fused;
+      if (complete > 0) return { requireAll: true, total: complete };
+      return anyWord(store, plan, union, matching, words, finish);
+    }
+  }
+  matchingStats.path = 'passes';
   // Agents with every word: the first word's bits, ANDed with each next word's (its one bitset directly, when it has just one).
   plan.forEach((term, t) => {
     if (t === 0) {
@@ -50,11 +72,58 @@ export function matchingBits(
   });
   const complete = finish(matching);
   if (complete > 0 || plan.length === 1) return { requireAll: true, total: complete };
-  // Nobody has them all: agents with any word (only now, as most queries never need it).
+  return anyWord(store, plan, union, matching, words, finish);
+}
+
+/** Nobody has every word: agents with any word (only then, as most queries never need it). */
+function anyWord(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  union: Uint32Array,
+  matching: Uint32Array,
+  words: number,
+  finish: (bits: Uint32Array) => number,
+): { requireAll: boolean; total: number } {
   union.fill(0, 0, words);
   for (const term of plan) orWordInto(store, term, union, words);
   matching.set(union.subarray(0, words));
   return { requireAll: false, total: finish(matching) };
+}
+
+/** For measurements and tests: the one-pass AND of several words can be turned off. */
+export const FUSED = { enabled: true };
+
+/**
+ * Two or three words, each with one or two expansions with agents, every one in a bitset at least `words` long
+ * (words most agents use), no capability filter: `matching` = AND over the words of the OR of their expansions'
+ * bitsets, AND the live slots, in one pass instead of one per expansion and word; its count. Undefined otherwise.
+ * (A word's one bitset stands in as its second: V8 compiles these fixed shapes to tight loops, a loop over a list
+ * of bitsets it does not.)
+ */
+function fusedMatching(store: IndexStore, plan: PlannedTerm[], matching: Uint32Array, words: number): number | undefined {
+  if (plan.length > 3) return undefined;
+  const sets: Uint32Array[] = [];
+  for (const term of plan) {
+    const from = sets.length;
+    for (const { termId } of term.expansions.terms) {
+      if (store.documentFrequency[termId] === 0) continue;
+      const bits = store.termBits[termId];
+      if (bits === undefined || bits.length < words || sets.length - from === 2) return undefined;
+      sets.push(bits);
+    }
+    if (sets.length === from) return undefined;
+    if (sets.length - from === 1) sets.push(sets[from]!);
+  }
+  const alive = store.aliveBits;
+  if (alive.length < words) return undefined;
+  const [a, b, c, d, e = alive, f = alive] = sets as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+  let count = 0;
+  for (let w = 0; w < words; w++) {
+    const bits = alive[w]! & (a[w]! | b[w]!) & (c[w]! | d[w]!) & (e[w]! | f[w]!);
+    matching[w] = bits;
+    if (bits !== 0) count += popcount32(bits);
+  }
+  return count;
 }
 
 /** ORs the slots of every expansion of `term` into `target`: its bitset, or its postings for a term too rare to have one. */
@@ -124,7 +193,9 @@ const SPARSE_SHARE = 8;
 
 /**
  * With a capability filter that few agents pass, and every expansion of every word in a bitset: the agents with
- * every word that pass the filters, found by testing each agent with the capabilities; their count.
+ * every word that pass the filters, found by testing each agent with the capabilities; their count. They are also
+ * listed in `scratch.matched` (so the scorer visits them without scanning the bitset's words). The bitsets are
+ * tested first: they are small enough to stay in cache, the per-slot columns (type, trust, marks) are not.
  * Undefined when the filter or the words do not allow it.
  */
 function sparseMatching(
@@ -133,6 +204,7 @@ function sparseMatching(
   filter: PreparedFilter,
   matching: Uint32Array,
   words: number,
+  scratch: PruningScratch,
 ): number | undefined {
   const { candidates, capabilityStamp, exactCandidates, typeCode, minTrust } = filter;
   if (candidates === null || candidates.length * SPARSE_SHARE > store.slotCount) return undefined;
@@ -149,11 +221,10 @@ function sparseMatching(
   }
   const { marks, aliveBits, typeCodes, trust } = store;
   matching.fill(0, 0, words);
+  const matched = scratch.matchedSlots(candidates.length);
   let count = 0;
   for (let i = 0; i < candidates.length; i++) {
     const slot = candidates[i]!;
-    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
-    if (trust[slot]! < minTrust || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
     if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
@@ -165,8 +236,10 @@ function sparseMatching(
       all = any;
     }
     if (!all) continue;
+    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
+    if (trust[slot]! < minTrust || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;
     matching[word] = matching[word]! | bit;
-    count++;
+    matched[count++] = slot;
   }
   return count;
 }

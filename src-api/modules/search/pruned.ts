@@ -3,7 +3,7 @@ import { hasBit } from './bitsets';
 import { BlockScorer } from './block-scorer';
 import { IMPACT_SCALE, type IndexStore } from './index-store';
 import { matchingBits } from './matching-bits';
-import { scratchOf } from './pruning-scratch';
+import { scratchOf, type PruningScratch } from './pruning-scratch';
 import { sweepBlocks, SWEEP } from './sweep';
 import { scoreOnce, thresholdTopK } from './threshold';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
@@ -37,10 +37,11 @@ import { TopK } from './top-k';
  * scorer's (test/unit/search-pruning.test.ts checks it on random corpora).
  */
 /** Blocks of the last pruned query, how many of them were scored, and what the threshold algorithm did (for tests and the bench). */
-export const pruningStats: { blocks: number; scored: number; threshold: 'skipped' | 'done' | 'gave up' } = {
+export const pruningStats: { blocks: number; scored: number; threshold: 'skipped' | 'done' | 'gave up'; listed: boolean } = {
   blocks: 0,
   scored: 0,
   threshold: 'skipped',
+  listed: false,
 };
 
 /**
@@ -65,6 +66,7 @@ export function prunedSearch(
   pruningStats.blocks = 0;
   pruningStats.scored = 0;
   pruningStats.threshold = 'skipped';
+  pruningStats.listed = false;
   if (total === 0 || limit <= 0) return { hits: [], total };
 
   const weights = plan.map(({ expansions }) =>
@@ -98,6 +100,11 @@ export function prunedSearch(
     if (tryThreshold && thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked, total)) pruningStats.threshold = 'done';
     else {
       if (tryThreshold) pruningStats.threshold = 'gave up';
+      if (LISTED.enabled && scratch.matchedCount >= 0 && scratch.matchedCount * DIRECT_SHARE <= blocks) {
+        scored = scoreListed(store, scorer, scratch, top, seen);
+        for (const slot of marked) seen[slot >>> 5] = 0;
+        return { hits: publicHits(store, top), total: finish(scored) };
+      }
       let nonEmpty = 0;
       for (let block = 0; block < blocks; block++) if (matching[block] !== 0) nonEmpty++;
       // Few blocks hold a match (filters, or words that rarely meet): scoring them is cheaper than bounding them.
@@ -122,6 +129,10 @@ export function prunedSearch(
     if (top.full) bar = top.worstScore;
     top = new TopK(limit, store);
     scorer.scoreTails(top);
+  }
+  if (LISTED.enabled && scratch.matchedCount >= 0 && scratch.matchedCount * DIRECT_SHARE <= blocks) {
+    pruningStats.scored = scoreListed(store, scorer, scratch, top, undefined);
+    return { hits: publicHits(store, top), total };
   }
   let nonEmpty = 0;
   for (let block = 0; block < blocks; block++) if (matching[block] !== 0) nonEmpty++;
@@ -233,6 +244,26 @@ export function prunedSearch(
     pruningStats.scored = scored;
     return total;
   }
+}
+
+/** For measurements and tests: listed matches (few, from matching-bits' sparse path) scored as blocks when off. */
+export const LISTED = { enabled: true };
+
+/**
+ * Few matches that step 1 listed one by one (a capability filter few agents pass): each base slot scored on its own
+ * (`scoreSlot`, the same float operations as `scoreBlock`), leaving out those in `seen`; tail slots were scored
+ * with the tails. No pass over the bitset's words to find them, and no block scratch per match. Returns how many
+ * were listed (for `pruningStats.scored`, which then counts slots, not blocks).
+ */
+function scoreListed(store: IndexStore, scorer: BlockScorer, scratch: PruningScratch, top: TopK, seen: Uint32Array | undefined): number {
+  const { matched, matchedCount } = scratch;
+  const base = store.baseSlotCount;
+  pruningStats.listed = true;
+  for (let i = 0; i < matchedCount; i++) {
+    const slot = matched[i]!;
+    if (slot < base && (seen === undefined || !hasBit(seen, slot))) scorer.scoreSlot(slot, top);
+  }
+  return matchedCount;
 }
 
 /** Blocks scored in bound order before the rest are swept in slot order. */

@@ -80,6 +80,18 @@ export class PruningScratch implements BlockScratch {
     return { matching: this.matching, union: this.unionBits, word: this.wordBits, capability: this.capabilityBits };
   }
 
+  /**
+   * The matching slots as a list, when step 1 found them one by one (matching-bits' sparse path): the first
+   * `matchedCount` of `matched`; -1 when the query's matches are only in the bitset.
+   */
+  matched = new Int32Array(0);
+  matchedCount = -1;
+
+  matchedSlots(count: number): Int32Array {
+    if (this.matched.length < count) this.matched = new Int32Array(Math.max(count, this.matched.length * 2));
+    return this.matched;
+  }
+
   /** Slots the threshold algorithm has seen: all zero between queries. */
   seenBits(words: number): Uint32Array {
     this.seen = grownBits(this.seen, words);

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
+import { NAME_CHECK } from '../../src-api/modules/search/block-scorer';
+import { FUSED, matchingStats } from '../../src-api/modules/search/matching-bits';
+import { LISTED, pruningStats } from '../../src-api/modules/search/pruned';
+import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { seededRandom } from '../../src-api/lib/seeded-random';
+
+// Step 1's one-pass AND of two or three words' bitsets (matching-bits' fusedMatching), the few matches of a rare
+// capability scored from their list (pruned.ts scoreListed), and the name key read only when some agent's name is
+// the query (block-scorer's checkNames): each on and off, every answer equal to the exhaustive scorer's.
+const DOMAINS = ['Data', 'Security', 'Code', 'Cloud', 'Workflow', 'Docs'];
+const ROLES = ['Agent', 'Bot', 'Helper', 'Scout'];
+const COMMON = ['agent', 'data', 'workflow', 'model', 'platform', 'secure'];
+const FILLER = ['it keeps data private', 'teams use it daily', 'results come as json', 'a small secure config'];
+/** Names that are exactly a query of common words: they get the exact-name 1 (the name key must be read then). */
+const EXACT = ['Data Secure', 'Agent Data', 'Secure', 'Workflow Model Platform'];
+
+function corpus(seed: number, size: number, prefix = 'p'): IndexableAgent[] {
+  const r = seededRandom(seed);
+  return Array.from({ length: size }, (_, i) => {
+    const name = r.next() < 0.01 ? r.pick(EXACT) : `Unit${i} ${r.pick(DOMAINS)} ${r.pick(ROLES)}`;
+    const common = COMMON.filter(() => r.int(3) === 0);
+    const fillers = Array.from({ length: r.int(4) }, () => r.pick(FILLER));
+    const capabilities = [...(r.next() < 0.04 ? ['vision'] : []), ...(r.next() < 0.2 ? ['data-pipelines'] : [])];
+    return {
+      id: `${prefix}-${((i * 7919) % 100_000).toString(36).padStart(4, '0')}`,
+      name,
+      tagline: r.next() < 0.1 ? `${r.pick(COMMON)} tools` : 'does things',
+      description: [name, ...fillers, common.length > 0 ? `built around ${common.join(', ')}` : ''].join(' '),
+      author: `author${r.int(5)}`,
+      capabilities,
+      categories: [],
+      type: r.pick(AGENT_TYPES),
+      trustScore: r.int(3) * 10,
+      listed: true,
+      status: r.next() < 0.03 ? 'deprecated' : 'active',
+    };
+  });
+}
+
+const FILTERS: SearchFilters[] = [
+  {},
+  { minTrust: 10 },
+  { type: 'assistant' },
+  { capabilities: ['vision'] },
+  { capabilities: ['vision'], type: 'coding', minTrust: 10 },
+  { capabilities: ['vision', 'data-pipelines'] },
+  { capabilities: ['data-pipelines'] },
+];
+
+/** Pruned against exhaustive on one to four common words (exact names among them) under each filter; which paths ran. */
+function expectSame(index: SearchIndex, seed: number, count: number): Record<string, number> {
+  const r = seededRandom(seed);
+  const paths: Record<string, number> = { fused: 0, listed: 0, named: 0 };
+  for (let i = 0; i < count; i++) {
+    const q = r.next() < 0.2 ? r.pick(EXACT).toLowerCase() : Array.from({ length: 1 + r.int(4) }, () => r.pick(COMMON)).join(' ');
+    const filters = FILTERS[i % FILTERS.length]!;
+    const limit = r.pick([1, 5, 20, 50]);
+    const pruned = index.search(q, limit, filters, 'pruned');
+    if (matchingStats.path === 'fused') paths.fused!++;
+    if (pruningStats.listed) paths.listed!++;
+    if (EXACT.some((name) => name.toLowerCase() === q)) paths.named!++;
+    expect(pruned, `seed ${seed}: ${JSON.stringify({ q, limit, filters })}`).toEqual(index.search(q, limit, filters, 'exhaustive'));
+  }
+  return paths;
+}
+
+describe('pruned top-k: one-pass matching bits, listed matches, name keys read only when needed', () => {
+  afterEach(() => {
+    FUSED.enabled = true;
+    LISTED.enabled = true;
+    NAME_CHECK.skip = true;
+  });
+
+  it('equals the exhaustive scorer with each path on and off, before and after agents are added, changed and unlisted', () => {
+    for (const seed of [1, 2]) {
+      const index = new SearchIndex();
+      for (const agent of corpus(seed, 8_000)) index.apply(agent);
+      index.compact();
+      const runAll = (querySeed: number): Record<string, number> => {
+        let used: Record<string, number> = {};
+        for (const on of [true, false]) {
+          FUSED.enabled = on;
+          LISTED.enabled = on;
+          NAME_CHECK.skip = on;
+          const paths = expectSame(index, querySeed, 120);
+          if (on) used = paths;
+        }
+        return used;
+      };
+      const before = runAll(seed * 10);
+      expect(before.fused, JSON.stringify(before)).toBeGreaterThan(10);
+      expect(before.listed, JSON.stringify(before)).toBeGreaterThan(10);
+      expect(before.named, JSON.stringify(before)).toBeGreaterThan(5);
+
+      // Tail slots (added or changed since the compaction, exact names among them) and tombstones (unlisted).
+      const r = seededRandom(seed + 100);
+      for (const [i, agent] of corpus(seed + 200, 700, 'q').entries()) {
+        if (i % 3 === 0) index.apply({ ...agent, listed: r.next() < 0.5 });
+        else index.apply({ ...agent, id: `p-${((r.int(8_000) * 7919) % 100_000).toString(36).padStart(4, '0')}` });
+      }
+      const after = runAll(seed * 10 + 1);
+      expect(after.fused, JSON.stringify(after)).toBeGreaterThan(10);
+      expect(after.listed, JSON.stringify(after)).toBeGreaterThan(10);
+    }
+  });
+});
