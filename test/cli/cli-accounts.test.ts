@@ -1,8 +1,9 @@
 import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GOOD_PASSWORD, sessionCookieOf } from '../helpers/accounts';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
-import { makeTempDir, query, runCli, CLI_TEST_TIMEOUT } from './cli-helpers';
+import { makeTempDir, runCli, select, CLI_TEST_TIMEOUT } from './cli-helpers';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -17,7 +18,18 @@ describe('cli accounts', { timeout: CLI_TEST_TIMEOUT }, () => {
     const dataDir = path.join(makeTempDir('agentdir-cli-accounts-'), 'data');
     server = await startTestServer({ dataDir });
 
-    const created = await runCli(['accounts', 'create', '--email', 'Root@Example.test', '--name', 'Root', '--role', 'admin', '--data-dir', dataDir]);
+    const created = await runCli([
+      'accounts',
+      'create',
+      '--email',
+      'Root@Example.test',
+      '--name',
+      'Root',
+      '--role',
+      'admin',
+      '--data-dir',
+      dataDir,
+    ]);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const account = JSON.parse(created.stdout);
@@ -39,10 +51,11 @@ describe('cli accounts', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(sessionCookieOf(session)).toMatch(/^agentdir_session=/);
 
     // Only a hash of the password and of the link's token are stored; the creation is audited as the CLI.
-    expect(JSON.stringify(query(dataDir, 'SELECT * FROM one_time_tokens'))).not.toContain(token);
-    expect(query(dataDir, "SELECT actor, action FROM audit_log WHERE entity_type = 'account'")).toEqual([
-      { actor: 'cli', action: 'account.create' },
-    ]);
+    expect(JSON.stringify(await select(dataDir, ({ db, t }) => db.select().from(t.oneTimeTokens)))).not.toContain(token);
+    const audited = await select(dataDir, ({ db, t }) =>
+      db.select({ actor: t.auditLog.actor, action: t.auditLog.action }).from(t.auditLog).where(eq(t.auditLog.entityType, 'account')),
+    );
+    expect(audited).toEqual([{ actor: 'cli', action: 'account.create' }]);
   });
 
   it('sets the password from stdin, grants and revokes roles, and lists by role', async () => {
@@ -60,10 +73,9 @@ describe('cli accounts', { timeout: CLI_TEST_TIMEOUT }, () => {
     const granted = await runCli(['accounts', 'grant', 'MOD@example.test', '--role', 'moderator', '--data-dir', dataDir]);
     expect(granted.code).toBe(0);
     expect(JSON.parse(granted.stdout)).toMatchObject({ id: account.id, roles: ['moderator'], disabled: false });
-    expect(JSON.parse((await runCli(['accounts', 'grant', 'mod@example.test', '--role', 'admin', '--data-dir', dataDir])).stdout).roles).toEqual([
-      'moderator',
-      'admin',
-    ]);
+    expect(
+      JSON.parse((await runCli(['accounts', 'grant', 'mod@example.test', '--role', 'admin', '--data-dir', dataDir])).stdout).roles,
+    ).toEqual(['moderator', 'admin']);
 
     const admins = JSON.parse((await runCli(['accounts', 'list', '--role', 'admin', '--data-dir', dataDir])).stdout);
     expect(admins.map((a: { email: string }) => a.email)).toEqual(['mod@example.test']);
@@ -81,16 +93,31 @@ describe('cli accounts', { timeout: CLI_TEST_TIMEOUT }, () => {
     const badEmail = await runCli(['accounts', 'create', '--email', 'not-an-address', '--name', 'X', '--data-dir', dataDir]);
     expect(badEmail.code).toBe(2);
     expect(badEmail.stderr).toContain('not an e-mail address');
-    const badRole = await runCli(['accounts', 'create', '--email', 'x@example.test', '--name', 'X', '--role', 'owner', '--data-dir', dataDir]);
+    const badRole = await runCli([
+      'accounts',
+      'create',
+      '--email',
+      'x@example.test',
+      '--name',
+      'X',
+      '--role',
+      'owner',
+      '--data-dir',
+      dataDir,
+    ]);
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toMatch(/moderator, admin/);
-    const weak = await runCli(['accounts', 'create', '--email', 'x@example.test', '--name', 'X', '--password-stdin', '--data-dir', dataDir], {}, 'password');
+    const weak = await runCli(
+      ['accounts', 'create', '--email', 'x@example.test', '--name', 'X', '--password-stdin', '--data-dir', dataDir],
+      {},
+      'password',
+    );
     expect(weak.code).toBe(1);
     expect(weak.stderr).toMatch(/^error: .*password/i);
     const unknown = await runCli(['accounts', 'grant', 'nobody@example.test', '--role', 'admin', '--data-dir', dataDir]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('nobody@example.test');
-    expect(query(dataDir, 'SELECT id FROM accounts')).toEqual([]);
+    expect(await select(dataDir, ({ db, t }) => db.select({ id: t.accounts.id }).from(t.accounts))).toEqual([]);
 
     expect((await runCli(['accounts', 'create', '--email', 'x@example.test', '--name', 'X', '--data-dir', dataDir])).code).toBe(0);
     const twice = await runCli(['accounts', 'create', '--email', 'X@example.test', '--name', 'X', '--data-dir', dataDir]);

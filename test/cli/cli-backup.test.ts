@@ -2,13 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConfig, databasePath } from '../../src-api/config';
 import { openDatabase, type Db } from '../../src-api/db/client';
 import { exportAgentsSqlite } from '../../src-api/modules/agents/agents-export';
 import { createServices } from '../../src-api/services';
 import { agentInput } from '../helpers/test-server';
-import { CLI_TEST_TIMEOUT, makeTempDir, runCli } from './cli-helpers';
+import { onPostgres } from '../helpers/test-store';
+import { CLI_TEST_TIMEOUT, count, jsonl, makeTempDir, record, runCli, select, writeFile } from './cli-helpers';
 
 /**
  * `cli backup` while a real `serve` process takes a burst of 1,000 writes, then
@@ -19,6 +21,9 @@ import { CLI_TEST_TIMEOUT, makeTempDir, runCli } from './cli-helpers';
  * test exports the source (in one read transaction with its change cursor,
  * max(change_seq)); the backup holds the cursor of the moment it copied, so
  * the export at that cursor is the one the restore must reproduce.
+ *
+ * Backups copy the SQLite file (and check its mode): with AGENTDIR_TEST_STORE=postgres these cases
+ * skip, and the last one checks that both commands refuse PostgreSQL and say what to use instead.
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -85,7 +90,7 @@ function cursorOf(file: string): number {
   }
 }
 
-describe('backup during writes, then restore', () => {
+describe.skipIf(onPostgres)('backup during writes, then restore', () => {
   it(
     'restores to a directory whose export equals the source export at the backup moment, and serves it',
     async () => {
@@ -185,7 +190,7 @@ describe('backup during writes, then restore', () => {
   );
 });
 
-describe('restore refuses what is not a backup of ours', () => {
+describe.skipIf(onPostgres)('restore refuses what is not a backup of ours', () => {
   it(
     'rejects a text file and a foreign SQLite database, writing nothing; --force replaces a stopped data dir',
     async () => {
@@ -233,6 +238,34 @@ describe('restore refuses what is not a backup of ours', () => {
         .split('\n')
         .map((line) => (JSON.parse(line) as { name: string }).name);
       expect(names).toEqual(['Kept Agent']);
+    },
+    CLI_TEST_TIMEOUT,
+  );
+});
+
+describe.runIf(onPostgres)('backup and restore on PostgreSQL', () => {
+  it(
+    'refuse with exit 1, pointing to pg_dump and copy-data, and write nothing: no file, the database as it was',
+    async () => {
+      const work = makeTempDir('agentdir-backup-pg-');
+      const dataDir = path.join(work, 'data');
+      expect((await runCli(['import', writeFile(work, 'one.jsonl', jsonl([record(1)])), '--data-dir', dataDir])).code).toBe(0);
+      const file = path.join(work, 'copy.sqlite');
+      for (const command of ['backup', 'restore']) {
+        const refused = await runCli([command, file, '--data-dir', dataDir]);
+        expect(refused).toEqual({
+          code: 1,
+          stdout: '',
+          stderr:
+            'error: backups copy the SQLite file, and this directory is on PostgreSQL: back it up with pg_dump ' +
+            '(or `cli copy-data --to sqlite:<file>`), and restore with pg_restore or psql\n',
+        });
+      }
+      expect(fs.existsSync(file)).toBe(false);
+      expect(fs.existsSync(databasePath({ dataDir }))).toBe(false);
+      expect(await count(dataDir, 'agents')).toBe(1);
+      const audited = await select(dataDir, ({ db, t }) => db.select().from(t.auditLog).where(eq(t.auditLog.action, 'backup.create')));
+      expect(audited).toEqual([]);
     },
     CLI_TEST_TIMEOUT,
   );

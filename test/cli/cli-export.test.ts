@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { count, jsonl, makeTempDir, query, record, runCli, writeFile, CLI_TEST_TIMEOUT } from './cli-helpers';
+import { count, jsonl, makeTempDir, record, runCli, select, writeFile, CLI_TEST_TIMEOUT } from './cli-helpers';
 
 const PROFILE_FIELDS = [
   'author',
@@ -112,9 +112,12 @@ describe('cli export', { timeout: CLI_TEST_TIMEOUT }, () => {
 
     const file = writeFile(dir, 'all.jsonl', everything.stdout);
     expect((await runCli(['import', file, '--data-dir', second])).code).toBe(0);
-    expect(query(second, 'SELECT id, listed FROM agents ORDER BY id')).toEqual([
-      { id: 'hidden', listed: 0 },
-      { id: 'shown', listed: 1 },
+    const rows = await select(second, ({ db, t }) =>
+      db.select({ id: t.agents.id, listed: t.agents.listed }).from(t.agents).orderBy(t.agents.id),
+    );
+    expect(rows).toEqual([
+      { id: 'hidden', listed: false },
+      { id: 'shown', listed: true },
     ]);
     const roundTrip = await runCli(['export', '-', '--data-dir', second, '--include-unlisted']);
     expect(roundTrip.stdout).toBe(everything.stdout);
@@ -130,7 +133,7 @@ describe('cli export', { timeout: CLI_TEST_TIMEOUT }, () => {
       stderr: '',
     });
     expect(fs.readFileSync(file, 'utf8')).toBe('');
-    expect(count(dataDir, 'agents')).toBe(0);
+    expect(await count(dataDir, 'agents')).toBe(0);
 
     const nowhere = path.join(dir, 'missing-folder', 'agents.jsonl');
     expect(await runCli(['export', nowhere, '--data-dir', dataDir])).toEqual({

@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-import { databasePath } from '../../src-api/config';
+import { openStore } from '../../src-api/db/open-store';
+import type { Store } from '../../src-api/db/store';
+import { countRows } from '../helpers/store-rows';
 import { makeTempDir } from '../helpers/test-server';
 import { databaseOf, onPostgres } from '../helpers/test-store';
 
@@ -24,15 +25,16 @@ export interface CliResult {
  * Runs the real CLI in a child process, as `npm run cli` does, from the repository
  * root. `node --import tsx` starts about twice as fast as `npx tsx` (no extra process).
  * AGENTDIR_* variables of the test environment are not passed on. With
- * AGENTDIR_TEST_STORE=postgres, a command given `--data-dir` (and no `--database`)
+ * AGENTDIR_TEST_STORE=postgres, a command given a data dir (`--data-dir`, or
+ * AGENTDIR_DATA_DIR in `env`) and no database (`--database`, AGENTDIR_DATABASE_URL)
  * runs on that data dir's PostgreSQL database (test/helpers/test-store.ts), the one
- * a test server on it uses.
+ * a test server on it uses and `withStore` reads.
  */
 export async function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AGENTDIR_')));
-  const dataDir = args[args.indexOf('--data-dir') + 1];
+  const dataDir = args.includes('--data-dir') ? args[args.indexOf('--data-dir') + 1] : env.AGENTDIR_DATA_DIR;
   const database =
-    onPostgres && args.includes('--data-dir') && dataDir && !args.includes('--database') && env.AGENTDIR_DATABASE_URL === undefined
+    onPostgres && dataDir && !args.includes('--database') && env.AGENTDIR_DATABASE_URL === undefined
       ? { AGENTDIR_DATABASE_URL: await databaseOf(path.resolve(dataDir)) }
       : {};
   return new Promise((resolve) => {
@@ -59,18 +61,32 @@ export function writeFile(dir: string, name: string, content: string): string {
 
 export const jsonl = (records: unknown[]): string => records.map((record) => JSON.stringify(record)).join('\n') + '\n';
 
-/** Reads the data dir's SQLite file directly (after the CLI process has exited). */
-export function query<T = Record<string, unknown>>(dataDir: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(databasePath({ dataDir }));
+/**
+ * The data dir's database as the CLI (runCli) and a test server on it see it: its SQLite file, or
+ * with AGENTDIR_TEST_STORE=postgres its PostgreSQL database. Opened for `read` (after the CLI process
+ * has exited) and closed after it, as another process would.
+ */
+export async function withStore<T>(dataDir: string, read: (store: Store) => Promise<T>): Promise<T> {
+  const resolved = path.resolve(dataDir);
+  const opened = await openStore({ dataDir: resolved, databaseUrl: onPostgres ? await databaseOf(resolved) : undefined });
   try {
-    return db.prepare(sql).all(...params) as T[];
+    return await read(opened.store);
   } finally {
-    db.close();
+    await opened.close();
   }
 }
 
-export function count(dataDir: string, table: string, where = '1 = 1'): number {
-  return query<{ n: number }>(dataDir, `SELECT count(*) AS n FROM ${table} WHERE ${where}`)[0]!.n;
+/**
+ * The rows of a query built on the data dir's store, typed the same on both stores (camelCase keys,
+ * booleans, JSON parsed): e.g. `select(dataDir, ({ db, t }) => db.select().from(t.agents).orderBy(t.agents.id))`.
+ */
+export function select<Row>(dataDir: string, build: (store: Store) => { all(): Row[] }): Promise<Row[]> {
+  return withStore(dataDir, (store) => store.rows(build(store)));
+}
+
+/** Rows in `table` of the data dir's database. */
+export function count(dataDir: string, table: string): Promise<number> {
+  return withStore(dataDir, (store) => countRows(store, table));
 }
 
 /** A valid import record. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_TEST_TIMEOUT, count, makeTempDir, query, runCli, SUMMARY, writeFile } from './cli-helpers';
+import { CLI_TEST_TIMEOUT, count, makeTempDir, runCli, select, SUMMARY, writeFile } from './cli-helpers';
 
 /** `cli import --format mcp-registry` (contract §9): MCP Registry server.json entries become profiles. */
 
@@ -28,18 +28,6 @@ const legacy = {
   packages: [{ registry_name: 'oci', name: 'example/files-mcp', version: '0.3.0' }],
 };
 
-interface Row {
-  id: string;
-  name: string;
-  tagline: string;
-  description: string;
-  author: string;
-  capabilities: string;
-  categories: string;
-  source_url: string;
-  version: number;
-}
-
 describe('cli import --format mcp-registry', { timeout: CLI_TEST_TIMEOUT }, () => {
   it('imports one server.json, then an array; the same server again updates its agent', async () => {
     const dir = makeTempDir('agentdir-cli-mcp-');
@@ -51,16 +39,16 @@ describe('cli import --format mcp-registry', { timeout: CLI_TEST_TIMEOUT }, () =
     expect(first.stdout).toMatch(SUMMARY);
     expect(first.stdout).toContain('1 created');
 
-    const [row] = query<Row>(dataDir, 'SELECT * FROM agents');
+    const [row] = await select(dataDir, ({ db, t }) => db.select().from(t.agents));
     expect(row).toMatchObject({
       id: 'mcp-io-github-acme-weather',
       name: 'Acme Weather',
       tagline: 'Forecasts and alerts for any city, as MCP tools',
       author: 'acme',
-      source_url: 'https://github.com/acme/weather-mcp',
+      sourceUrl: 'https://github.com/acme/weather-mcp',
     });
-    expect(JSON.parse(row!.capabilities)).toEqual(['mcp', 'npm', 'pypi', 'streamable-http']);
-    expect(JSON.parse(row!.categories)).toEqual(['mcp-server']);
+    expect(row!.capabilities).toEqual(['mcp', 'npm', 'pypi', 'streamable-http']);
+    expect(row!.categories).toEqual(['mcp-server']);
     expect(row!.description).toContain('npm @acme/weather-mcp@1.2.0');
 
     const updated = { ...weather, description: 'Forecasts, alerts and radar for any city' };
@@ -68,12 +56,12 @@ describe('cli import --format mcp-registry', { timeout: CLI_TEST_TIMEOUT }, () =
     const second = await runCli(['import', '--format', 'mcp-registry', both, '--data-dir', dataDir]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('1 created, 1 updated');
-    const rows = query<Row>(dataDir, 'SELECT * FROM agents ORDER BY id');
-    expect(rows.map((each) => [each.id, each.name, each.author, each.source_url])).toEqual([
+    const rows = await select(dataDir, ({ db, t }) => db.select().from(t.agents).orderBy(t.agents.id));
+    expect(rows.map((each) => [each.id, each.name, each.author, each.sourceUrl])).toEqual([
       ['mcp-com-example-files', 'files', 'example.com', 'https://files.example.com'],
       ['mcp-io-github-acme-weather', 'Acme Weather', 'acme', 'https://github.com/acme/weather-mcp'],
     ]);
-    expect(JSON.parse(rows[0]!.capabilities)).toEqual(['mcp', 'oci']);
+    expect(rows[0]!.capabilities).toEqual(['mcp', 'oci']);
     expect(rows[1]!.tagline).toBe('Forecasts, alerts and radar for any city');
     expect(rows[1]!.version).toBe(2);
   });
@@ -88,7 +76,7 @@ describe('cli import --format mcp-registry', { timeout: CLI_TEST_TIMEOUT }, () =
     );
     const result = await runCli(['import', '--format', 'mcp-registry', file, '--data-dir', dataDir]);
     expect(result.code).toBe(0);
-    expect(count(dataDir, 'agents')).toBe(2);
+    expect(await count(dataDir, 'agents')).toBe(2);
   });
 
   it('reports every bad entry with where it is and writes nothing', async () => {

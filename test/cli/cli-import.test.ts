@@ -1,25 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databasePath } from '../../src-api/config';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
-import { count, jsonl, makeTempDir, query, record, runCli, SUMMARY, writeFile, CLI_TEST_TIMEOUT } from './cli-helpers';
+import { databaseOf, onPostgres } from '../helpers/test-store';
+import { count, jsonl, makeTempDir, record, runCli, select, SUMMARY, writeFile, CLI_TEST_TIMEOUT } from './cli-helpers';
 
-interface AgentDbRow {
-  id: string;
-  name: string;
-  tagline: string;
-  description: string;
-  source_url: string;
-  verified: number;
-  listed: number;
-  version: number;
-  change_seq: number;
-  created_at: string;
-  updated_at: string;
-}
-
-const agentRows = (dataDir: string) => query<AgentDbRow>(dataDir, 'SELECT * FROM agents ORDER BY id');
+/** The data dir's agents table, row by row (by id). */
+const agentRows = (dataDir: string) => select(dataDir, ({ db, t }) => db.select().from(t.agents).orderBy(t.agents.id));
 
 /** A data dir holding agent-one, agent-two and agent-three, imported by the CLI. */
 async function seededDataDir(): Promise<{ dataDir: string; dir: string }> {
@@ -59,22 +48,23 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(SUMMARY);
     expect(result.stdout).toMatch(/^Imported 3 agents: 3 created, 0 updated, 0 unchanged \(/);
-    expect(fs.existsSync(databasePath({ dataDir }))).toBe(true); // created and migrated on first use
+    // SQLite: the data dir's file, created and migrated on first use; PostgreSQL: no file, the rows are in the database.
+    expect(fs.existsSync(databasePath({ dataDir }))).toBe(!onPostgres);
 
-    const rows = query<AgentDbRow & { trust_score: number; rating_count: number }>(dataDir, 'SELECT * FROM agents ORDER BY name');
+    const rows = await select(dataDir, ({ db, t }) => db.select().from(t.agents).orderBy(t.agents.name));
     expect(rows.map((row) => row.name)).toEqual(['Agent 1', 'Agent 2', 'Agent 3']);
     expect(rows[0]!.id).toBe('agent-one');
     expect(rows[1]!.id).toMatch(/^agent-2-[a-z0-9]{6}$/);
-    expect(rows[2]).toMatchObject({ verified: 1, listed: 1, created_at: '2020-01-01T00:00:00.000Z', rating_count: 0 });
+    expect(rows[2]).toMatchObject({ verified: true, listed: true, createdAt: '2020-01-01T00:00:00.000Z', ratingCount: 0 });
     // trust_score is computed (35 verified + 15 age + 20 completeness), never taken from the file.
-    expect(rows[2]!.trust_score).toBe(70);
-    expect(new Set(rows.map((row) => row.change_seq)).size).toBe(3);
-    expect(count(dataDir, 'events')).toBe(0);
+    expect(rows[2]!.trustScore).toBe(70);
+    expect(new Set(rows.map((row) => row.changeSeq)).size).toBe(3);
+    expect(await count(dataDir, 'events')).toBe(0);
   });
 
   it('imports JSONL: updates by id (only the given fields), creates unknown ids, counts unchanged records', async () => {
     const { dataDir, dir } = await seededDataDir();
-    const before = new Map(agentRows(dataDir).map((row) => [row.id, row]));
+    const before = new Map((await agentRows(dataDir)).map((row) => [row.id, row]));
     const file = writeFile(
       dir,
       'changes.jsonl',
@@ -94,14 +84,14 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Imported 4 agents: 2 created, 1 updated, 1 unchanged \(\d+\.\d s\)\n$/);
-    const after = new Map(agentRows(dataDir).map((row) => [row.id, row]));
+    const after = new Map((await agentRows(dataDir)).map((row) => [row.id, row]));
     expect(after.size).toBe(5);
     const one = after.get('agent-one')!;
     const oneBefore = before.get('agent-one')!;
     expect(one).toMatchObject({ tagline: 'A brand new tagline', name: 'Agent 1', description: oneBefore.description, version: 2 });
-    expect(one.change_seq).toBeGreaterThan(Math.max(...[...before.values()].map((row) => row.change_seq)));
-    expect(one.updated_at > oneBefore.updated_at).toBe(true);
-    expect(one.created_at).toBe(oneBefore.created_at);
+    expect(one.changeSeq).toBeGreaterThan(Math.max(...[...before.values()].map((row) => row.changeSeq)));
+    expect(one.updatedAt > oneBefore.updatedAt).toBe(true);
+    expect(one.createdAt).toBe(oneBefore.createdAt);
     expect(after.get('agent-two')).toEqual(before.get('agent-two')); // unchanged: not written at all
     expect(after.get('chosen-id_4')).toMatchObject({ name: 'Agent 4', version: 1 });
     expect([...after.values()].find((row) => row.name === 'Agent 5')?.id).toMatch(/^agent-5-[a-z0-9]{6}$/);
@@ -109,7 +99,7 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
 
   it('reports an invalid record with its exact line, writes nothing and exits 1', async () => {
     const { dataDir, dir } = await seededDataDir();
-    const before = agentRows(dataDir);
+    const before = await agentRows(dataDir);
     const lines = [
       JSON.stringify({ id: 'agent-one', tagline: 'Changed, but must not be written' }), // line 1
       JSON.stringify(record(10)), // line 2
@@ -134,8 +124,8 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
       `error: ${file}: 2 of 8 records are invalid; nothing was imported`,
       '',
     ]);
-    expect(agentRows(dataDir)).toEqual(before);
-    expect(count(dataDir, 'agents')).toBe(3);
+    expect(await agentRows(dataDir)).toEqual(before);
+    expect(await count(dataDir, 'agents')).toBe(3);
   });
 
   it('reports invalid elements of a JSON array with their index and line', async () => {
@@ -167,7 +157,7 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(result.stderr).toContain('line 10 (index 2): /id must contain only letters, digits, "-" and "_"\n');
     expect(result.stderr).toContain('2 of 3 records are invalid; nothing was imported');
     expect(result.stderr).not.toMatch(/^\s+at /m); // no stack trace
-    expect(count(dataDir, 'agents')).toBe(3);
+    expect(await count(dataDir, 'agents')).toBe(3);
   });
 
   it('rejects malformed JSONL and JSON with the line of the error', async () => {
@@ -204,7 +194,7 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(arrayResult.stderr).toMatch(/^line 5 \(index 1\): invalid JSON: \S.*$/m);
     expect(arrayResult.stderr).toMatch(/line \d+: invalid JSON: the array is not closed/);
     expect(arrayResult.stderr).toContain('is not valid JSON (2 errors); nothing was imported');
-    expect(count(dataDir, 'agents')).toBe(3);
+    expect(await count(dataDir, 'agents')).toBe(3);
   });
 
   it('rejects a source_url used twice in the file or by another agent, but allows moving one between agents', async () => {
@@ -227,7 +217,7 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
       'line 3: /source_url "https://EXAMPLE.com/agents/agent-51.git" is the same source as the record at line 2\n',
     );
     expect(result.stderr).toContain('2 of 3 records are invalid');
-    expect(count(dataDir, 'agents')).toBe(3);
+    expect(await count(dataDir, 'agents')).toBe(3);
 
     // agent-one takes agent-two's source while agent-two moves on: valid once the import is done.
     const swap = writeFile(
@@ -241,14 +231,14 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     const swapped = await runCli(['import', swap, '--data-dir', dataDir]);
     expect(swapped.stderr).toBe('');
     expect(swapped.stdout).toMatch(/^Imported 2 agents: 0 created, 2 updated, 0 unchanged/);
-    expect(query(dataDir, "SELECT source_url FROM agents WHERE id = 'agent-one'")).toEqual([
-      { source_url: 'https://example.com/agents/agent-2' },
-    ]);
+    expect(
+      await select(dataDir, ({ db, t }) => db.select({ sourceUrl: t.agents.sourceUrl }).from(t.agents).where(eq(t.agents.id, 'agent-one'))),
+    ).toEqual([{ sourceUrl: 'https://example.com/agents/agent-2' }]);
   });
 
   it('emits no webhook events by default, and records them with --emit-events', async () => {
     const { dataDir, dir } = await seededDataDir();
-    expect(count(dataDir, 'events')).toBe(0);
+    expect(await count(dataDir, 'events')).toBe(0);
 
     const file = writeFile(
       dir,
@@ -263,8 +253,10 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Imported 3 agents: 1 created, 1 updated, 1 unchanged/);
 
-    const events = query<{ type: string; data: string }>(dataDir, 'SELECT type, data FROM events ORDER BY type');
-    expect(events.map((event) => ({ type: event.type, data: JSON.parse(event.data) }))).toEqual([
+    const events = await select(dataDir, ({ db, t }) =>
+      db.select({ type: t.events.type, data: t.events.data }).from(t.events).orderBy(t.events.type),
+    );
+    expect(events).toEqual([
       { type: 'agent.registered', data: { agent_id: 'agent-sixty', name: 'Agent 60', source_url: 'https://example.com/agents/agent-60' } },
       { type: 'agent.updated', data: { agent_id: 'agent-one', name: 'Agent 1', changed_fields: ['tagline'] } },
       { type: 'agent.verified', data: { agent_id: 'agent-one', name: 'Agent 1', via: 'import' } },
@@ -274,7 +266,7 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     const quiet = writeFile(dir, 'quiet.jsonl', jsonl([record(61), { id: 'agent-three', tagline: 'Quietly changed' }]));
     const quietResult = await runCli(['import', quiet, '--data-dir', dataDir]);
     expect(quietResult.stdout).toMatch(/^Imported 2 agents: 1 created, 1 updated, 0 unchanged/);
-    expect(count(dataDir, 'events')).toBe(3);
+    expect(await count(dataDir, 'events')).toBe(3);
   });
 
   it('says clearly when the file does not exist', async () => {
@@ -284,15 +276,28 @@ describe('cli import', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(result).toEqual({ code: 1, stdout: '', stderr: `error: cannot read ${missing}: no such file\n` });
   });
 
-  it('uses AGENTDIR_DATA_DIR when --data-dir is not given, and the flag wins over it', async () => {
+  // The data dir names the database only on SQLite (its file); on PostgreSQL AGENTDIR_DATABASE_URL and --database do (next case).
+  it.skipIf(onPostgres)('uses AGENTDIR_DATA_DIR when --data-dir is not given, and the flag wins over it', async () => {
     const dir = makeTempDir('agentdir-cli-import-');
     const fromEnv = path.join(dir, 'env-data');
     const fromFlag = path.join(dir, 'flag-data');
     const file = writeFile(dir, 'one.jsonl', jsonl([record(70)]));
     expect((await runCli(['import', file], { AGENTDIR_DATA_DIR: fromEnv })).code).toBe(0);
     expect((await runCli(['import', file, '--data-dir', fromFlag], { AGENTDIR_DATA_DIR: fromEnv })).code).toBe(0);
-    expect(count(fromEnv, 'agents')).toBe(1);
-    expect(count(fromFlag, 'agents')).toBe(1);
+    expect(await count(fromEnv, 'agents')).toBe(1);
+    expect(await count(fromFlag, 'agents')).toBe(1);
+  });
+
+  it.runIf(onPostgres)('uses AGENTDIR_DATABASE_URL when --database is not given, and the flag wins over it', async () => {
+    const dir = makeTempDir('agentdir-cli-import-');
+    const fromEnv = path.join(dir, 'env-data');
+    const fromFlag = path.join(dir, 'flag-data');
+    const file = writeFile(dir, 'one.jsonl', jsonl([record(70)]));
+    const env = { AGENTDIR_DATA_DIR: path.join(dir, 'data'), AGENTDIR_DATABASE_URL: await databaseOf(fromEnv) };
+    expect((await runCli(['import', file], env)).code).toBe(0);
+    expect((await runCli(['import', file, '--database', await databaseOf(fromFlag)], env)).code).toBe(0);
+    expect(await count(fromEnv, 'agents')).toBe(1);
+    expect(await count(fromFlag, 'agents')).toBe(1);
   });
 });
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
-import { makeTempDir, query, runCli, CLI_TEST_TIMEOUT } from './cli-helpers';
+import { makeTempDir, runCli, select, CLI_TEST_TIMEOUT } from './cli-helpers';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -24,7 +24,7 @@ describe('cli keys', { timeout: CLI_TEST_TIMEOUT }, () => {
     expect(key).toMatchObject({ name: 'CI bot', revoked_at: null });
 
     // Only a hash is stored.
-    const stored = query<Record<string, unknown>>(dataDir, 'SELECT * FROM api_keys');
+    const stored = await select(dataDir, ({ db, t }) => db.select().from(t.apiKeys));
     expect(stored).toHaveLength(1);
     expect(JSON.stringify(stored)).not.toContain(key.key);
 

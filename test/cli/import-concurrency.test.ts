@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConfig, databasePath } from '../../src-api/config';
-import { openDatabase, type Db } from '../../src-api/db/client';
+import { createConfig } from '../../src-api/config';
+import { openStore, type OpenedStore } from '../../src-api/db/open-store';
 import { importAgents, ImportRejectedError } from '../../src-api/modules/agents/agents-import';
 import { createServices, type Services } from '../../src-api/services';
 import { agentInput, makeTempDir } from '../helpers/test-server';
+import { databaseOf, onPostgres } from '../helpers/test-store';
 import { record } from './cli-helpers';
 
 /**
@@ -11,25 +12,27 @@ import { record } from './cli-helpers';
  * make another connection (standing in for a server process on the same data dir)
  * write in between (the import's `afterPlan`, awaited before its write transaction),
  * and check that the import notices and plans again instead of writing a stale plan.
+ * With AGENTDIR_TEST_STORE=postgres the two are two pools on the data dir's PostgreSQL database.
  */
-const opened: Db[] = [];
-afterEach(() => {
-  for (const db of opened.splice(0)) db.$client.close();
+const opened: OpenedStore[] = [];
+afterEach(async () => {
+  for (const database of opened.splice(0)) await database.close();
 });
 
-function twoConnections(): { cli: Services; server: Services } {
-  const config = createConfig({ dataDir: makeTempDir('agentdir-import-race-') });
-  const connect = () => {
-    const db = openDatabase(databasePath(config));
-    opened.push(db);
-    return createServices({ db, config });
+async function twoConnections(): Promise<{ cli: Services; server: Services }> {
+  const dataDir = makeTempDir('agentdir-import-race-');
+  const config = createConfig({ dataDir, ...(onPostgres && { databaseUrl: await databaseOf(dataDir) }) });
+  const connect = async () => {
+    const database = await openStore(config);
+    opened.push(database);
+    return createServices({ store: database.store, config });
   };
-  return { cli: connect(), server: connect() };
+  return { cli: await connect(), server: await connect() };
 }
 
 describe('import racing another writer', () => {
   it('re-checks under the write lock: a source_url taken in the meantime rejects the import, nothing written', async () => {
-    const { cli, server } = twoConnections();
+    const { cli, server } = await twoConnections();
     const records = [
       { value: record(1), line: 1 },
       { value: record(2), line: 2 },
@@ -54,7 +57,7 @@ describe('import racing another writer', () => {
   });
 
   it('plans again on fresh rows: a concurrent edit is kept, and change_seq stays unique', async () => {
-    const { cli, server } = twoConnections();
+    const { cli, server } = await twoConnections();
     await importAgents(cli, [{ value: record(1, { id: 'shared' }), line: 1 }]);
 
     const afterPlan = async () => {
@@ -77,7 +80,10 @@ describe('import racing another writer', () => {
       version: 3,
     });
     // 1: the first import; 2, 3: the server's two writes; 4, 5: this import, counted on from what it re-read.
-    const seqs = cli.db.$client.prepare('SELECT change_seq AS seq FROM agents ORDER BY change_seq').all() as { seq: number }[];
+    const { store } = cli;
+    const seqs = await store.rows(
+      store.db.select({ seq: store.t.agents.changeSeq }).from(store.t.agents).orderBy(store.t.agents.changeSeq),
+    );
     expect(seqs.map((row) => row.seq)).toEqual([3, 4, 5]);
     expect((await cli.agents.getRow('shared')).changeSeq).toBe(4);
   });
