@@ -3,9 +3,10 @@
  * agents, fed in id order with the trust scores a fresh import gives them (as the HTTP bench's server sees them).
  * For A/B work on the retrieval side: `--ab` alternates rounds with the switches in `TOGGLES` on and off
  * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings; `--ab-names`: only the name split of
- * name-split.ts; `--ab-fused`: only the one-pass matching bits of matching-bits.ts).
+ * name-split.ts; `--ab-fused`: only the one-pass matching bits of matching-bits.ts; `--ab-collect`: only name-split.ts's one-pass count
+ * and cover of a name set).
  *
- *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused]
+ *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect]
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
@@ -15,7 +16,7 @@ import { FUSED } from '../src-api/modules/search/matching-bits';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
 
-import { NAME_SPLIT } from '../src-api/modules/search/name-split';
+import { COLLECT, NAME_SPLIT } from '../src-api/modules/search/name-split';
 import { SWEEP } from '../src-api/modules/search/sweep';
 import { ADAPTIVE, SLOT_SCORER, THRESHOLD_BUDGET, thresholdStats, TIE_ORDER } from '../src-api/modules/search/threshold';
 import { classSearches, generateAgents, indexAsImported, SEARCH_CLASSES } from './lib/dataset';
@@ -29,7 +30,8 @@ const rounds = arg('--rounds', 5);
 const abIdRanks = process.argv.includes('--ab-id-ranks');
 const abNames = process.argv.includes('--ab-names');
 const abFused = process.argv.includes('--ab-fused');
-const ab = abIdRanks || abNames || abFused || process.argv.includes('--ab');
+const abCollect = process.argv.includes('--ab-collect');
+const ab = abIdRanks || abNames || abFused || abCollect || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 // From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
 NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
@@ -84,7 +86,7 @@ function measure(queries: Search[]): { us: number; p99: number; done: number; ga
 }
 
 /** The paths under test, switched off for the "old" rounds of `--ab`. */
-const TOGGLES: { enabled: boolean }[] = abIdRanks ? [ID_RANKS] : abNames ? [NAME_SPLIT] : abFused ? [FUSED] : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+const TOGGLES: { enabled: boolean }[] = abIdRanks ? [ID_RANKS] : abNames ? [NAME_SPLIT] : abFused ? [FUSED] : abCollect ? [COLLECT] : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
-import { NAME_SPLIT } from '../../src-api/modules/search/name-split';
+import { COLLECT, collectStats, NAME_SPLIT } from '../../src-api/modules/search/name-split';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { thresholdStats } from '../../src-api/modules/search/threshold';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
@@ -66,20 +66,27 @@ describe('threshold algorithm split by the name field', () => {
   it('equals the exhaustive scorer on words in many names, with the split on and off, name sets reading on by themselves or not', () => {
     onTestFinished(() => {
       Object.assign(NAME_SPLIT, defaults, { earlyWords: 2 });
+      COLLECT.enabled = true;
     });
     const index = new SearchIndex();
     for (const agent of corpus(5, 12_000)) index.apply(agent);
     index.compact();
     // The split from the start or late (two words after 64 agents), name sets reading on by themselves or not, or off.
-    for (const [on, readOn, earlyWords] of [
-      [true, true, 2],
-      [true, true, 3],
-      [true, false, 2],
-      [false, false, 2],
+    // A name set counted and listed in one pass (stopping early when too large), or counted, then covered, in two.
+    for (const [on, readOn, earlyWords, collect] of [
+      [true, true, 2, true],
+      [true, true, 2, false],
+      [true, true, 3, true],
+      [true, false, 2, true],
+      [false, false, 2, true],
     ] as const) {
       Object.assign(NAME_SPLIT, { enabled: on, readOn, earlyWords, lateAfter: 64 });
+      COLLECT.enabled = collect;
       setReads = 0;
+      Object.assign(collectStats, { listed: 0, stopped: 0 });
       const byNames = expectSame(index, on ? 51 + earlyWords : 50, 120);
+      if (on && collect) expect(collectStats.listed * collectStats.stopped, JSON.stringify(collectStats)).toBeGreaterThan(0);
+      else expect(collectStats.listed + collectStats.stopped).toBe(0);
       // Some runs were ended by covering name sets, and name sets read on by themselves (else this would not test it).
       if (on) expect(byNames).toBeGreaterThan(10);
       else expect(byNames).toBe(0);

@@ -222,6 +222,15 @@ function sparseMatching(
   const { marks, aliveBits, typeCodes, trust } = store;
   matching.fill(0, 0, words);
   const matched = scratch.matchedSlots(candidates.length);
+  // Up to three words of one or two expansions (a word's one bitset standing in as its second, a first word's for
+  // missing words): a fixed shape, which V8 compiles to a tight loop; a loop over a list of bitsets it does not.
+  const fixed = FUSED.enabled && sets.length <= 3 && sets.every((wordSets) => wordSets.length >= 1 && wordSets.length <= 2);
+  const [a, b, c, d, e, f] = fixed
+    ? [0, 1, 2].flatMap((t) => {
+        const wordSets = sets[t] ?? sets[0]!;
+        return [wordSets[0]!, wordSets[wordSets.length - 1]!];
+      })
+    : [];
   let count = 0;
   for (let i = 0; i < candidates.length; i++) {
     const slot = candidates[i]!;
@@ -229,12 +238,14 @@ function sparseMatching(
     const bit = 1 << (slot & 31);
     if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
     let all = true;
-    for (let t = 0; t < sets.length && all; t++) {
-      const wordSets = sets[t]!;
-      let any = false;
-      for (let e = 0; e < wordSets.length && !any; e++) any = (wordSets[e]![word]! & bit) !== 0;
-      all = any;
-    }
+    if (fixed) all = ((a![word]! | b![word]!) & (c![word]! | d![word]!) & (e![word]! | f![word]!) & bit) !== 0;
+    else
+      for (let t = 0; t < sets.length && all; t++) {
+        const wordSets = sets[t]!;
+        let any = false;
+        for (let x = 0; x < wordSets.length && !any; x++) any = (wordSets[x]![word]! & bit) !== 0;
+        all = any;
+      }
     if (!all) continue;
     if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
     if (trust[slot]! < minTrust || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;

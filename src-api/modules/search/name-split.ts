@@ -16,6 +16,15 @@ export const READ_ON = -2;
 /** Postings a name set reads by itself at least, the first time (then twice as far each time). */
 const SET_READ_MIN = 256;
 
+/** For measurements and tests: a name set counted in one pass and covered in another when off (`collect`). */
+export const COLLECT = { enabled: true };
+
+/** Name sets `collect` listed whole (then covered) and those it stopped early on (too large): for tests. */
+export const collectStats = { listed: 0, stopped: 0 };
+
+/** The agents of the last name set `collect` listed whole (a query runs synchronously: one list serves all). */
+let collected = new Int32Array(1024);
+
 /**
  * Whether the threshold algorithm rules agents out by which query words their names hold, and whether a name set
  * too large to cover reads on by itself (`readOn`); off for A/B measurements. Queries of fewer than `earlyWords`
@@ -54,6 +63,8 @@ export class NameSplit {
   private readonly covered: Uint8Array;
   /** Per name set (a mask of words), its matching agents once counted (-1: not yet). */
   private readonly counts: Int32Array;
+  /** Per name set not counted yet, a floor on its matching agents (a `collect` that stopped early); else 0. */
+  private readonly atLeast: Int32Array;
   private readonly masks: number[];
   /** Per name set, its bound this round. */
   private readonly keys: Float64Array;
@@ -75,6 +86,7 @@ export class NameSplit {
     this.impacts = new Int32Array(termIds.length);
     this.wordBounds = new Float64Array(termCount);
     this.counts = new Int32Array(1 << termCount).fill(-1);
+    this.atLeast = new Int32Array(1 << termCount);
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
@@ -149,10 +161,27 @@ export class NameSplit {
       // Counting costs a pass over the bitsets: only once the sizes of the name sets make it look worthwhile.
       // A set too large to cover reads on by itself, if it can (READ_ON); else the run reads on for it.
       if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
-      if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
-      if (this.counts[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
-      spent += this.counts[mask]!;
-      this.intersect(mask, matching, visit);
+      if (this.counts[mask] === -1 && COLLECT.enabled) {
+        // Counted and listed in one pass, which stops once the set is too large to cover (then it is known to hold
+        // more than that many, and is not counted again until the allowance reaches it).
+        if (this.atLeast[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
+        const count = this.collect(mask, matching, allowance - spent);
+        if (count === -1) {
+          collectStats.stopped++;
+          this.atLeast[mask] = allowance - spent + 1;
+          return this.readOn(mask, listValue, visit, chunk);
+        }
+        this.counts[mask] = count;
+        collectStats.listed++;
+        spent += count;
+        const found = collected;
+        for (let i = 0; i < count; i++) visit(found[i]!);
+      } else {
+        if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
+        if (this.counts[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
+        spent += this.counts[mask]!;
+        this.intersect(mask, matching, visit);
+      }
       for (let set = 0; set < this.covered.length; set++) if ((set & mask) === mask) this.covered[set] = 1;
     }
     return top.full ? -1 : 0;
@@ -321,6 +350,37 @@ export class NameSplit {
       if (bits === 0) continue;
       if (visit === undefined) count += popcount32(bits);
       else for (let rest = bits; rest !== 0; rest &= rest - 1) visit((w << 5) | (31 - Math.clz32(rest & -rest)));
+    }
+    return count;
+  }
+
+  /**
+   * As `intersect`, in one pass that also lists them in `collected` (slot order, the order `intersect` visits them): their
+   * count, or -1 as soon as there are more than `room`.
+   */
+  private collect(mask: number, matching: Uint32Array, room: number): number {
+    if (room < 0) return -1;
+    const words = (this.store.baseSlotCount + 31) >>> 5;
+    const sets: Uint32Array[] = [];
+    for (let t = 0; t < this.wordEnds.length; t++) {
+      if (((mask >>> t) & 1) === 0) continue;
+      const names = this.wordNameBits(t, words);
+      if (names === undefined) return 0;
+      sets.push(names);
+    }
+    const [a, b = a, c = a, d = a] = sets as [Uint32Array, Uint32Array?, Uint32Array?, Uint32Array?];
+    let found = collected;
+    let count = 0;
+    for (let w = 0; w < words; w++) {
+      const bits = matching[w]! & a[w]! & b[w]! & c[w]! & d[w]!;
+      if (bits === 0) continue;
+      if (count + popcount32(bits) > room) return -1;
+      if (count + 32 > found.length) {
+        found = new Int32Array(found.length * 2);
+        found.set(collected);
+        collected = found;
+      }
+      for (let rest = bits; rest !== 0; rest &= rest - 1) found[count++] = (w << 5) | (31 - Math.clz32(rest & -rest));
     }
     return count;
   }
