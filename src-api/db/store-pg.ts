@@ -5,7 +5,7 @@ import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
 import * as schemaPg from './schema-pg';
 import type { Db } from './client';
 import type { ExclusiveRun, Store, Tables } from './store';
-import { runCommitted, sqliteTables } from './store-sqlite';
+import { commitStep, runCommitSteps, runCommitted, sqliteTables, type CommitSteps } from './store-sqlite';
 
 /**
  * The Store on PostgreSQL: drizzle's node-postgres driver over a pool. Outside
@@ -23,6 +23,8 @@ interface Scope {
   done: boolean;
   /** store.afterCommit's callbacks: a savepoint's scope shares its outermost transaction's list. */
   committed: Array<() => void>;
+  /** store.beforeCommit's steps: shared with the outermost transaction likewise, run before its COMMIT. */
+  steps: CommitSteps;
 }
 
 /** The PostgreSQL tables under the export names of their SQLite twins (schema-twins.test.ts keeps the two in step). */
@@ -75,11 +77,15 @@ export function pgStore(pg: PgDb): Store {
     async transaction(work, options = {}) {
       const outer = current();
       const committed = outer?.committed ?? [];
+      const steps = outer?.steps ?? new Map();
       const body = async (tx: PgTransaction) => {
-        const scope: Scope = { tx, done: false, committed };
+        const scope: Scope = { tx, done: false, committed, steps };
         const callbacks = committed.length;
         try {
-          return await scopes.run(scope, work);
+          const result = await scopes.run(scope, work);
+          // The outermost transaction: its COMMIT comes next.
+          if (!outer && steps.size > 0) await scopes.run(scope, () => runCommitSteps(steps));
+          return result;
         } catch (error) {
           committed.length = callbacks; // a savepoint rolled back: what its work asked for after commit goes too
           throw error;
@@ -127,6 +133,12 @@ export function pgStore(pg: PgDb): Store {
       const scope = current();
       if (!scope) throw new Error('store.afterCommit() needs a store transaction: call it inside store.transaction()');
       scope.committed.push(callback);
+    },
+
+    beforeCommit(key, init, step) {
+      const scope = current();
+      if (!scope) throw new Error('store.beforeCommit() needs a store transaction: call it inside store.transaction()');
+      return commitStep(scope.steps, key, init, step);
     },
 
     close: () => pg.$client.end(),

@@ -24,6 +24,8 @@ interface Scope {
   savepoints: number;
   /** store.afterCommit's callbacks, run once COMMIT has returned (savepoints share their transaction's). */
   committed: Array<() => void>;
+  /** store.beforeCommit's steps, run just before COMMIT. */
+  steps: CommitSteps;
 }
 
 /** store.afterCommit's callbacks, in order; one that throws does not keep the others from running. */
@@ -35,6 +37,21 @@ export function runCommitted(callbacks: Array<() => void>): void {
       console.error('store: a callback after commit failed:', error);
     }
   }
+}
+
+/** store.beforeCommit's steps of one transaction, by key, with their state. */
+export type CommitSteps = Map<symbol, { state: unknown; step: (state: unknown) => Promise<void> }>;
+
+/** store.beforeCommit: the transaction's state for `key`, made (and `step` registered) on first use. */
+export function commitStep<State>(steps: CommitSteps, key: symbol, init: () => State, step: (state: State) => Promise<void>): State {
+  let entry = steps.get(key);
+  if (!entry) steps.set(key, (entry = { state: init(), step: step as (state: unknown) => Promise<void> }));
+  return entry.state as State;
+}
+
+/** The steps before COMMIT, in the order they were first asked for (one a step registers runs too). */
+export async function runCommitSteps(steps: CommitSteps): Promise<void> {
+  for (const { state, step } of steps.values()) await step(state);
 }
 
 export function sqliteTables(): Tables {
@@ -117,12 +134,13 @@ function createSqliteStore(db: Db): Store {
       const outer = current();
       if (outer) return savepoint(outer, work);
       const release = await lock.acquire();
-      const scope: Scope = { done: false, savepoints: 0, committed: [] };
+      const scope: Scope = { done: false, savepoints: 0, committed: [], steps: new Map() };
       let result;
       try {
         begin.run();
         try {
           result = await scopes.run(scope, work);
+          if (scope.steps.size > 0) await scopes.run(scope, () => runCommitSteps(scope.steps));
           scope.done = true;
           commit.run();
         } catch (error) {
@@ -156,6 +174,12 @@ function createSqliteStore(db: Db): Store {
       const scope = current();
       if (!scope) throw new Error('store.afterCommit() needs a store transaction: call it inside store.transaction()');
       scope.committed.push(callback);
+    },
+
+    beforeCommit(key, init, step) {
+      const scope = current();
+      if (!scope) throw new Error('store.beforeCommit() needs a store transaction: call it inside store.transaction()');
+      return commitStep(scope.steps, key, init, step);
     },
 
     close: async () => {},

@@ -98,6 +98,16 @@ export interface Store {
    * is reported on the console; the commit stands.
    */
   afterCommit(callback: () => void): void;
+  /**
+   * The last step of the current transaction (the outermost one, when nested): `step` runs
+   * inside it once its work has resolved, just before COMMIT (a throw rolls it back). One step
+   * per `key` and transaction: the first call makes the transaction's state with `init` and
+   * registers `step`; every call returns that state, so later calls add to what the step does.
+   * A savepoint that rolls back does not take back what its calls added: the step must cope
+   * with rows it undid. For a lock that should be held as briefly as possible (agent-writes:
+   * the change cursor, taken only here on PostgreSQL). Throws outside a transaction.
+   */
+  beforeCommit<State>(key: symbol, init: () => State, step: (state: State) => Promise<void>): State;
   /** Closes what the store opened (the PostgreSQL pool); a SQLite store leaves its connection to its owner. */
   close(): Promise<void>;
 }

@@ -4,10 +4,13 @@ import type { Store } from '../../src-api/db/store';
 import { StaleVersionError } from '../../src-api/errors';
 import { type AuditService } from '../../src-api/modules/audit/audit.service';
 import { type AgentEdits } from '../../src-api/modules/agents/agent-edits';
+import { encodeCursor } from '../../src-api/modules/agents/agent-feed';
 import { type AgentReads } from '../../src-api/modules/agents/agent-reads';
 import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
 import { agentRow, bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
+import { gate } from '../helpers/gate';
+import { lockWaitOrSettled } from '../helpers/lock-wait';
 
 /**
  * The agents' async write path (agent-writes.write) and the moderators' edits on it
@@ -18,7 +21,7 @@ import { agentParts } from '../helpers/agent-parts';
 const stores = bothStores();
 afterAll(() => stores.cleanup());
 
-describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
+describe.each(stores.dialects)('agent writes on $dialect', ({ dialect, open }) => {
   let store: Store;
   let writes: AgentWrites;
   let reads: AgentReads;
@@ -106,6 +109,41 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ open }) => {
       ['agt_w3', 'updated'],
     ]);
   });
+
+  // SQLite: a transaction holds the only write lock, so a second writer waits for the first by design.
+  it.runIf(dialect === 'postgres')(
+    'a write commits while another is still open; the open one draws its change_seq at commit, past what readers saw',
+    async () => {
+      const written = gate();
+      const hold = gate();
+      const first = store.transaction(async () => {
+        const [row] = await writes.write([{ kind: 'create', row: newRow('agt_slow') }], { emitEvents: true });
+        written.open();
+        await hold.wait;
+        return row!;
+      });
+      await written.wait;
+      let settled = false;
+      const second = writes.write([{ kind: 'create', row: newRow('agt_quick') }]).finally(() => (settled = true));
+      // Before change_seqs were drawn at commit, the second waited here for the first's cursor lock.
+      await lockWaitOrSettled(store, () => settled);
+      expect(settled).toBe(true);
+      const [quick] = await second;
+      const seen = await writes.latestChangeSeq();
+      expect(seen).toBe(quick!.changeSeq);
+      const feedAfter = async (seq: number) => {
+        const feed = JSON.parse((await reads.changesJson(encodeCursor(seq), 100)).toString()) as { changes: { agent_id: string }[] };
+        return feed.changes.map((change) => change.agent_id);
+      };
+      expect(await feedAfter(seen)).toEqual([]);
+      hold.open();
+      const slow = await first;
+      // Committed after a reader saw `seen`: a higher change_seq, so a reader at `seen` finds it.
+      expect(slow.changeSeq).toBeGreaterThan(seen);
+      expect(await feedAfter(seen)).toEqual(['agt_slow']);
+      expect(await reads.getRow('agt_slow')).toMatchObject({ changeSeq: slow.changeSeq });
+    },
+  );
 
   it('owner hooks: a rename reaches each owned profile, a close detaches them; no events; in the caller’s transaction, undone with it', async () => {
     const { agents } = store.t;

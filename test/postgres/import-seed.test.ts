@@ -8,6 +8,8 @@ import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
 import { importAgents, ImportRejectedError, type ImportDeps } from '../../src-api/modules/agents/agents-import';
 import { bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
+import { gate } from '../helpers/gate';
+import { lockWaitOrSettled } from '../helpers/lock-wait';
 
 /**
  * `cli import` and the demo seeder on the data-access seam, on SQLite and PostgreSQL 15:
@@ -64,6 +66,36 @@ describe.each(stores.dialects)('import and demo seeding on $dialect', ({ dialect
       { total: 3, created: 3, updated: 0, unchanged: 0, emit_events: false },
       { total: 2, created: 0, updated: 1, unchanged: 1, emit_events: true },
     ]);
+  });
+
+  // SQLite: the import's transaction and the edit's cannot overlap (one write lock).
+  it.runIf(dialect === 'postgres')('an import waits for an edit of a row it updates and keeps it, instead of deadlocking with it', async () => {
+    const store = await open();
+    const deps = partsOf(store);
+    const { edits } = agentParts(store);
+    await importAgents(deps, [record(1, { id: 'agt-held' })]);
+    const edited = gate();
+    const hold = gate();
+    const edit = store.transaction(async () => {
+      await edits.update('agt-held', { tagline: 'Edited meanwhile' });
+      edited.open();
+      await hold.wait;
+    });
+    await edited.wait;
+    let settled = false;
+    const imported = importAgents(deps, [{ value: { id: 'agt-held', name: 'Renamed by import' }, line: 1 }]).finally(() => (settled = true));
+    await lockWaitOrSettled(store, () => settled); // the import waits for the edit's row
+    hold.open();
+    // Had the import taken the change cursor first, the edit would wait for it to commit while it waits for the
+    // edit's row: PostgreSQL would fail one of them.
+    await edit;
+    expect(await imported).toMatchObject({ updated: 1 });
+    const { agents } = store.t;
+    expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-held')))).toMatchObject({
+      name: 'Renamed by import',
+      tagline: 'Edited meanwhile',
+      version: 3,
+    });
   });
 
   it('seeds an empty directory once, even when two processes start at the same moment', async () => {

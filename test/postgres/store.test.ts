@@ -202,6 +202,34 @@ describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
     expect(log).not.toContain('rolled back');
   });
 
+  it('beforeCommit: one step per key, run in the outermost transaction just before COMMIT; a throw there rolls back', async () => {
+    const key = Symbol('test step');
+    const log: string[] = [];
+    const step = async (state: string[]) => {
+      log.push(`step: ${state.join(', ')} (in transaction: ${store.inTransaction})`);
+      await setVersion('agt_step', 7);
+    };
+    expect(() => store.beforeCommit(key, () => [], step)).toThrow(/needs a store transaction/);
+    await store.transaction(async () => {
+      await insertAgent('agt_step');
+      store.beforeCommit<string[]>(key, () => [], step).push('outer');
+      await store.transaction(async () => store.beforeCommit<string[]>(key, () => ['not made again'], step).push('savepoint'));
+      log.push('body ends');
+    });
+    expect(log).toEqual(['body ends', 'step: outer, savepoint (in transaction: true)']);
+    expect(await versionOf('agt_step')).toBe(7);
+
+    await expect(
+      store.transaction(async () => {
+        await setVersion('agt_step', 8);
+        store.beforeCommit(key, () => [], async () => {
+          throw new Error('step fails');
+        });
+      }),
+    ).rejects.toThrow('step fails');
+    expect(await versionOf('agt_step')).toBe(7);
+  });
+
   it('an afterCommit callback sees the committed rows from outside the transaction', async () => {
     let seen: Promise<number | undefined> | undefined;
     await store.transaction(async () => {

@@ -312,6 +312,9 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
       return requireLocked(id, includeUnlisted);
     },
 
+    /** The agents' change cursor held to the end of the caller's transaction (agent-writes.holdCursor). */
+    holdChangeCursor: (): Promise<void> => writes.holdCursor(),
+
     /**
      * Folds a review into the rating aggregate and trust score (a change: version, change_seq; no
      * event), or takes a hidden one out. `current`: the row as lockRow read it in this transaction.

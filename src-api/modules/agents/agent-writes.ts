@@ -18,7 +18,8 @@ import { computeTrustScore } from './trust-score';
  *   `updated_at` on a change;
  * - the change cursor: every written row gets a fresh `change_seq` (SQLite:
  *   max + 1, read once per call and counted up under the write lock;
- *   PostgreSQL: the agents_change_seq sequence, see nextSeqsPg). That is also how
+ *   PostgreSQL: the agents_change_seq sequence, drawn as the transaction commits,
+ *   see commitSeqsPg). That is also how
  *   search indexes, profile caches and stats of every process learn of the
  *   write (they read rows with a higher `change_seq` than they saw);
  * - the webhook events of a write (`agent.registered`, `agent.updated`,
@@ -65,6 +66,17 @@ export interface AgentWritesDeps {
  * app's advisory locks): taken before a writer draws sequence values and held to its commit.
  */
 const CHANGE_SEQ_LOCK = 0x61676e7473; // the bytes of 'agnts'
+
+/**
+ * PostgreSQL: the change cursor in one transaction (store.beforeCommit's state, shared by every
+ * AgentWrites on the store): the rows written so far that still need their change_seq, and
+ * whether the transaction holds the cursor's lock already (then it draws at once).
+ */
+interface PgCursor {
+  held: boolean;
+  pending: Array<{ id: string; row?: AgentRow }>;
+}
+const PG_CURSOR = Symbol('agents change cursor');
 
 /** The defaults of agentInputSchema's optional fields, taken from the schema itself. */
 const INPUT_DEFAULTS = agentInputSchema.parse({ name: 'x', tagline: 'x', source_url: 'https://example.com/' });
@@ -149,9 +161,12 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
      * the given rows, which `newRow`/`changedRow` made), and records their events
      * when asked; returns the rows as written. In the caller's store transaction,
      * or in one of its own. The change_seqs are drawn and the rows written in one
-     * step on SQLite (prepared statements under the write lock); on PostgreSQL from
-     * the sequence, under a lock held to the commit (nextSeqsPg). Events go through
-     * events.recordInTransaction, in the same transaction.
+     * step on SQLite (prepared statements under the write lock). On PostgreSQL the
+     * rows are written with change_seq 0 and get theirs from the sequence as the
+     * transaction commits (commitSeqsPg: only then, in the caller's transaction too,
+     * are the returned rows' changeSeq set); a row written twice in one transaction
+     * gets one. Events go through events.recordInTransaction, in the same transaction
+     * (they carry no change_seq).
      */
     async write(list: readonly AgentWrite[], { emitEvents = false, via = 'moderator' }: AgentWriteOptions = {}): Promise<AgentRow[]> {
       if (list.length === 0) return [];
@@ -166,8 +181,11 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
             },
           });
         } else {
-          const seqs = await nextSeqsPg(list.length);
-          list.forEach((write, i) => (rowOf(write).changeSeq = seqs[i]!));
+          const cursor = pgCursor();
+          if (cursor.held) {
+            const seqs = await nextSeqsPg(list.length);
+            list.forEach((write, i) => (rowOf(write).changeSeq = seqs[i]!));
+          } else for (const write of list) cursor.pending.push({ id: rowOf(write).id, row: rowOf(write) });
           const { agents } = store.t;
           const created = list.flatMap((write) => (write.kind === 'create' ? [write.row] : []));
           if (created.length > 0) await store.run(store.db.insert(agents).values(created));
@@ -191,13 +209,28 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     /**
      * max(change_seq) in the caller's store transaction, with the change cursor held until it
      * ends: no other agent write commits in between (SQLite: the transaction holds the write
-     * lock; PostgreSQL: the advisory lock writers take, see nextSeqsPg). A bulk write that
-     * planned from an earlier max checks it here.
+     * lock; PostgreSQL: the advisory lock writers take to commit, see commitSeqsPg; the
+     * transaction's own writes then draw their change_seqs at once). A bulk write that
+     * planned from an earlier max checks it here. On PostgreSQL other writers wait for the
+     * lock holding their rows: lock the rows you will update before (forUpdate), or a writer
+     * of one of them and this transaction wait for each other (a deadlock, one fails).
      */
     async latestChangeSeqForWrite(): Promise<number> {
-      requireTransaction(store, 'agentWrites.latestChangeSeqForWrite');
-      if (store.dialect === 'postgres') await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
+      await writes.holdCursor();
       return writes.latestChangeSeq();
+    },
+
+    /**
+     * Holds the change cursor until the caller's store transaction ends: every agent write
+     * another transaction committed is visible to what it reads next, and none commits until
+     * this one has (SQLite: the transaction's write lock does that already). For a check that a
+     * concurrent write could make wrong, made after this transaction's own writes
+     * (submissions.approve: one listing per source). Once held, holding it again costs nothing.
+     * PostgreSQL: lock the rows you will write later before (see latestChangeSeqForWrite).
+     */
+    async holdCursor(): Promise<void> {
+      requireTransaction(store, 'agentWrites.holdCursor');
+      if (store.dialect === 'postgres') await holdCursorPg(pgCursor());
     },
 
     /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
@@ -220,10 +253,13 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
             },
           });
         } else {
-          const seqs = await nextSeqsPg(scores.length);
+          const cursor = pgCursor();
+          const seqs = cursor.held ? await nextSeqsPg(scores.length) : undefined;
           const { agents } = store.t;
-          for (const [i, { id, score }] of scores.entries())
-            await store.run(store.db.update(agents).set({ trustScore: score, changeSeq: seqs[i]! }).where(eq(agents.id, id)));
+          for (const [i, { id, score }] of scores.entries()) {
+            await store.run(store.db.update(agents).set({ trustScore: score, ...(seqs && { changeSeq: seqs[i]! }) }).where(eq(agents.id, id)));
+            if (!seqs) cursor.pending.push({ id });
+          }
         }
         if (onCommitted) store.afterCommit(onCommitted);
       });
@@ -236,23 +272,72 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     return store.db.update(agents).set(values).where(eq(agents.id, id));
   };
 
-  /**
-   * `count` change_seqs from the sequence, in the caller's transaction. A writer first takes a
-   * transaction-scoped advisory lock, held to its commit, so writers draw and commit one after
-   * another: a reader that saw change_seq n never later finds a smaller one committed (with a plain
-   * nextval a transaction that drew 10 can commit after one that drew 11, and a reader at 11
-   * would skip 10 for good). Under the lock the sequence is also moved past any change_seq written
-   * without it (rows copied in by `cli copy-data`).
+  /*
+   * PostgreSQL's change cursor. A transaction draws its change_seqs from the sequence under a
+   * transaction-scoped advisory lock held to its commit, so writers draw and commit one after
+   * another: a reader that saw change_seq n never later finds a smaller one committed (with a
+   * plain nextval a transaction that drew 10 can commit after one that drew 11, and a reader at
+   * 11 would skip 10 for good). It draws them as it commits (commitSeqsPg, store.beforeCommit):
+   * the lock covers the last two statements and the COMMIT, not the rows, events, deliveries and
+   * audit entries written before, so writers run side by side until then. A transaction holding
+   * the lock while it waits for a row would deadlock with a writer holding that row while it
+   * waits for the lock; the lock is only taken once a write's rows are written, or
+   * (latestChangeSeqForWrite) by a bulk write that locked its rows before.
    */
-  const nextSeqsPg = async (count: number): Promise<number[]> => {
+  /** This transaction's cursor state; registers commitSeqsPg to run before its COMMIT. */
+  const pgCursor = (): PgCursor => store.beforeCommit<PgCursor>(PG_CURSOR, () => ({ held: false, pending: [] }), commitSeqsPg);
+
+  /**
+   * The cursor's lock, to the end of the transaction. Under it the sequence is also moved past
+   * any change_seq written without it (rows copied in by `cli copy-data`).
+   */
+  const holdCursorPg = async (cursor: PgCursor): Promise<void> => {
+    if (cursor.held) return;
     await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
+    cursor.held = true;
     await store.all(
       sql`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m >= (SELECT last_value FROM agents_change_seq)`,
     );
+  };
+
+  /** `count` change_seqs from the sequence, ascending; the transaction holds the cursor (holdCursorPg). */
+  const nextSeqsPg = async (count: number): Promise<number[]> => {
     const rows = await store.all<{ seq: string | number }>(
       sql`SELECT nextval('agents_change_seq') AS seq FROM generate_series(1, ${count})`,
     );
     return rows.map((row) => Number(row.seq));
+  };
+
+  /**
+   * Before COMMIT: the cursor's lock, then the pending rows' change_seqs, drawn in the order they
+   * were written (one per row, the same for a row written twice) and set, in one statement; then
+   * on the row objects `write` returned. One statement: from the moment the lock is granted, the
+   * server runs to the end of it without waiting for this process, which then sends COMMIT. The
+   * CTEs are MATERIALIZED (each runs once, whatever the plan) and each later one reads the one
+   * before, so the lock is held before the sequence is moved past rows written without it
+   * (holdCursorPg's catch-up, the max read LATERAL to the lock) and that before anything is drawn.
+   * A row a rolled-back savepoint took away is not there to update: its change_seq is skipped,
+   * which no reader minds.
+   */
+  const commitSeqsPg = async (cursor: PgCursor): Promise<void> => {
+    if (cursor.pending.length === 0) return;
+    const ids = [...new Set(cursor.pending.map((pending) => pending.id))];
+    const drawn = await store.all<{ id: string; seq: string | number }>(sql`
+      WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK}) AS held),
+      caught_up AS MATERIALIZED (
+        SELECT CASE WHEN past.m >= past.last THEN setval('agents_change_seq', past.m) END
+          FROM locked,
+          LATERAL (SELECT max(change_seq) AS m, (SELECT last_value FROM agents_change_seq) AS last FROM agents WHERE locked.held IS NOT NULL) past
+      ),
+      drawn AS MATERIALIZED (
+        SELECT u.id, nextval('agents_change_seq') AS seq
+          FROM caught_up, unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS u(id, n)
+         ORDER BY u.n
+      )
+      UPDATE agents SET change_seq = drawn.seq FROM drawn WHERE agents.id = drawn.id RETURNING drawn.id, drawn.seq`);
+    cursor.held = true;
+    const seqOf = new Map(drawn.map((row) => [row.id, Number(row.seq)]));
+    for (const { id, row } of cursor.pending.splice(0)) if (row) row.changeSeq = seqOf.get(id) ?? 0;
   };
 
   return writes;

@@ -38,8 +38,8 @@ export interface ImportDeps {
  * Every record is checked before anything is written: its shape, duplicate ids,
  * and source URLs that would be shared by two listed agents (within the file, or
  * with an agent already in the directory). The checks read without any lock; the
- * writes then happen in one store transaction, which first takes the agents' change
- * cursor (agent-writes.latestChangeSeqForWrite) and plans again if agents changed
+ * writes then happen in one store transaction, which first locks the rows it updates
+ * (PostgreSQL), then takes the agents' change cursor (agent-writes.latestChangeSeqForWrite) and plans again if agents changed
  * in the meantime (max(change_seq) moved). No webhook events
  * unless `emitEvents` (then `agent.registered`, `agent.updated` and `agent.verified`,
  * as the single-agent writes record them, through the events service and its listeners).
@@ -187,6 +187,7 @@ export async function importAgents(
   // 3. All writes in one transaction, with the change cursor held (no other agent write
   // until it commits). If agents changed since the plan was made, plan again first.
   return deps.store.transaction(async () => {
+    await lockUpdatedRows(deps.store, planned);
     if ((await deps.agentWrites.latestChangeSeqForWrite()) !== planned.seenChangeSeq) {
       planned = await plan();
       if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
@@ -385,6 +386,23 @@ async function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, optio
     });
   }
   return summary;
+}
+
+/**
+ * PostgreSQL: the rows the plan updates, locked (in id order) before the import takes the change
+ * cursor. Another writer of one of them commits first, or waits for the import: a writer takes the
+ * cursor only with its rows written, so one the import waited for while holding the cursor would
+ * wait for it in turn (a deadlock). Rows a plan made again under the cursor adds are not locked
+ * here (agents changed meanwhile and one of them was edited at that moment: PostgreSQL fails one).
+ */
+async function lockUpdatedRows(store: Store, plan: Plan): Promise<void> {
+  if (store.dialect !== 'postgres') return;
+  const { agents } = store.t;
+  const ids = plan.operations.flatMap((operation) => (operation.kind === 'update' ? [operation.current.id] : [])).sort();
+  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+    const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+    await store.rows(store.forUpdate(store.db.select({ id: agents.id }).from(agents).where(inArray(agents.id, chunk)).orderBy(agents.id)));
+  }
 }
 
 async function loadRows(store: Store, idList: readonly string[]): Promise<Map<string, AgentRow>> {

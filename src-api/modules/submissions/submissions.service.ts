@@ -298,8 +298,10 @@ export function createSubmissionsService({ store, clock, ids, agents, audit, quo
           before.agentCardUrl !== null ? { url: before.agentCardUrl, skills: before.skills ?? [], etag: before.agentCardEtag } : undefined;
         // In this transaction: the agent, its agent.registered event and audit entry, and the decision commit together.
         const agent = await agents.edits.create(agentInputOf(before), { actor: options.actor, emitEvents: true, card });
-        // Again once listed: agent writers take the change cursor's lock to their commit (PostgreSQL), so an approval
-        // of the same source running alongside has committed by now, and is seen here; this one then rolls back.
+        // Again once listed, holding the agents' change cursor to the commit (PostgreSQL: agent writes commit under
+        // it), so an approval of the same source running alongside has committed by now and is seen here (this one
+        // then rolls back), or waits for this one to commit and sees it.
+        await agents.edits.holdChangeCursor();
         await ensureNotListed(before.sourceUrl, agent.id);
         return recordDecision(before, { status: 'approved', agentId: agent.id, reason: null }, options.actor);
       });
