@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { is, SQL } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
+import { pgListener } from './pg-listener';
 import * as schemaPg from './schema-pg';
 import type { Db } from './client';
 import type { ExclusiveRun, Store, Tables } from './store';
@@ -46,6 +47,8 @@ export async function openPgStore(url: string, options: OpenPostgresOptions = {}
 export function pgStore(pg: PgDb): Store {
   const scopes = new AsyncLocalStorage<Scope>();
   const tables = pgTablesByName();
+  // The pool's own settings (URL, connect timeout) for the listening connection.
+  const listener = pgListener(pg.$client.options);
 
   const current = (): Scope | undefined => {
     const scope = scopes.getStore();
@@ -125,6 +128,8 @@ export function pgStore(pg: PgDb): Store {
       }
     },
 
+    listen: (channel, handlers) => listener.listen(channel, handlers),
+
     get inTransaction() {
       return current() !== undefined;
     },
@@ -141,6 +146,9 @@ export function pgStore(pg: PgDb): Store {
       return commitStep(scope.steps, key, init, step);
     },
 
-    close: () => pg.$client.end(),
+    async close() {
+      await listener.close();
+      await pg.$client.end();
+    },
   };
 }

@@ -166,6 +166,10 @@ function createSqliteStore(db: Db): Store {
       }
     },
 
+    listen() {
+      throw new Error('store.listen() is PostgreSQL only: SQLite readers see other connections\' writes by reading');
+    },
+
     get inTransaction() {
       return current() !== undefined;
     },

@@ -31,6 +31,18 @@ export interface TransactionOptions {
   isolation?: 'read committed' | 'repeatable read' | 'serializable';
 }
 
+/** What a store.listen() subscriber is told (PostgreSQL). */
+export interface ListenHandlers {
+  /** A notification on the channel arrived (sent by a transaction that has committed, in commit order). */
+  notified(payload: string): void;
+  /**
+   * The listening connection is up (true: LISTEN has run, so every commit from now on notifies) or
+   * lost (false: notifications may be missed until the next true). Called on every (re)connect and
+   * drop; a subscriber that caches what the channel announces drops the cache on both.
+   */
+  listening(on: boolean): void;
+}
+
 /** What runExclusive did: ran the job (and what it returned), or skipped it because another process holds it. */
 export type ExclusiveRun<T> = { ran: true; value: T } | { ran: false };
 
@@ -86,6 +98,12 @@ export interface Store {
    * overlap; processes sharing one file each run theirs (the single-server setup).
    */
   runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>>;
+  /**
+   * PostgreSQL: `LISTEN channel` on a connection of the store's own (one for all its channels, opened on
+   * the first call), reconnected a second after it drops; `handlers` hear its notifications and its state.
+   * SQLite has no notifications (its readers see other connections' writes by reading): throws.
+   */
+  listen(channel: string, handlers: ListenHandlers): void;
   /** True inside a transaction() callback (for helpers that must run in the caller's transaction). */
   readonly inTransaction: boolean;
   /**

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilSeen } from '../helpers/change-seen';
 import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 
 let server: TestServer;
@@ -89,11 +90,16 @@ describe('GET /agents/{id}', () => {
     const beside = await servicesBeside(server.services.config);
     try {
       const other = beside.services;
+      // Seen once the server's change cursor has it (PostgreSQL: when the commit's notification arrives).
+      const seen = async () => untilSeen(server.services.agents.latestChangeSeqAsync, await other.agents.latestChangeSeqAsync());
       await other.agents.edits.update(created.id, { tagline: 'Changed elsewhere' }, { emitEvents: false });
+      await seen();
       expect((await json(await server.api(`/agents/${created.id}`))).tagline).toBe('Changed elsewhere');
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
+      await seen();
       expect((await server.api(`/agents/${created.id}`)).status).toBe(404);
       await other.agents.edits.setListed(created.id, true, { emitEvents: false });
+      await seen();
       expect((await server.api(`/agents/${created.id}`)).status).toBe(200);
     } finally {
       await beside.close();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { agentListSchema, agentProfileSchema, bulkAgentsSchema } from '../../src-api/modules/agents/agents.schemas';
 import { connectionsResultSchema, searchResultSchema } from '../../src-api/modules/search/search.schemas';
+import { untilSeen } from '../helpers/change-seen';
 import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 
 /**
@@ -104,13 +105,17 @@ describe('JSON written from the profile cache', () => {
     const beside = await servicesBeside(server.services.config);
     try {
       const other = beside.services;
+      // Read once the server's change cursor has the write (PostgreSQL: when the commit's notification arrives).
+      const reached = async () => untilSeen(server.services.agents.latestChangeSeqAsync, await other.agents.latestChangeSeqAsync());
       await other.agents.edits.update(created.id, { tagline: 'Changed by the CLI' }, { emitEvents: false });
+      await reached();
       seen = await read();
       expect(seen.bulk.agents[0].tagline).toBe('Changed by the CLI');
       expect(seen.search.agents[0].tagline).toBe('Changed by the CLI');
       expect(seen.connections.connections[0].agent.tagline).toBe('Changed by the CLI');
 
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
+      await reached();
       seen = await read();
       expect(seen.bulk).toEqual({ agents: [], missing: [created.id] });
       expect(seen.search.agents).toEqual([]);

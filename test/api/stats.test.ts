@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
+import { untilSeen } from '../helpers/change-seen';
 import { agentInput, json, servicesBeside, startTestServer, type TestServer } from '../helpers/test-server';
 import { insertQueuedWork } from '../helpers/queued-work';
 
@@ -140,10 +141,11 @@ describe('GET /stats cache', () => {
     const other = await servicesBeside(server.services.config);
     try {
       await other.services.agents.edits.create(agentInput({ name: 'From Another Process' }), { emitEvents: false });
+      // Seen once the server's change cursor has it (PostgreSQL: when the commit's notification arrives).
+      await untilSeen(server.services.agents.latestChangeSeqAsync, await other.services.agents.latestChangeSeqAsync());
     } finally {
       await other.close();
     }
-    await new Promise((resolve) => setImmediate(resolve));
     expect((await json(await server.api('/stats'))).total_agents).toBe(first.total_agents + 2);
   });
 });

@@ -7,6 +7,7 @@ import { createAgentReads, type AgentReads } from '../../src-api/modules/agents/
 import type { AgentRow } from '../../src-api/modules/agents/agents.table';
 import { serializeProfile } from '../../src-api/modules/agents/profile-cache';
 import { agentRow, bothStores } from '../helpers/both-stores';
+import { untilSeen } from '../helpers/change-seen';
 
 /**
  * The agents' reads (profiles, lists, bulk, the change feed, the console's
@@ -20,7 +21,6 @@ afterAll(() => stores.cleanup());
 const T = (day: number) => `2026-10-${String(day).padStart(2, '0')}T12:00:00.000Z`;
 const profileOf = (row: AgentRow) => JSON.parse(serializeProfile(row)) as unknown;
 const parse = (json: Buffer) => JSON.parse(json.toString('utf8')) as Record<string, unknown>;
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe.each(stores.dialects)('agent reads on $dialect', ({ open }) => {
   let store: Store;
@@ -150,9 +150,10 @@ describe.each(stores.dialects)('agent reads on $dialect', ({ open }) => {
     });
     expect(parse(await reads.changesJson(encodeCursor(seq), 100))).toEqual({ changes: [], next_cursor: encodeCursor(seq) });
 
-    // Another process's write (nobody calls changed()): seen from the next event-loop turn on.
+    // Another process's write (nobody calls changed()): seen once the cursor has it (SQLite: from the
+    // next event-loop turn; PostgreSQL: when the commit's notification arrives).
     const again = await write('agt_a', { tagline: 'Written elsewhere' });
-    await nextTurn();
+    await untilSeen(reads.latestChangeSeqAsync, again.changeSeq);
     expect(parse(await reads.getJson('agt_a'))).toEqual(profileOf(again));
     expect(await reads.listedCount()).toBe(3);
   });

@@ -5,6 +5,7 @@ import type { AgentInput } from '../../src-api/modules/agents/agents.schemas';
 import { createSearchService, type SearchService } from '../../src-api/modules/search/search.service';
 import type { SearchParams } from '../../src-api/modules/search/search.schemas';
 import { bothStores } from '../helpers/both-stores';
+import { untilSeen } from '../helpers/change-seen';
 import { storeServices } from '../helpers/store-services';
 
 /**
@@ -17,7 +18,6 @@ const stores = bothStores();
 afterAll(() => stores.cleanup());
 
 const clock = { now: () => new Date('2026-06-01T12:00:00.000Z') };
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 const input = (name: string, fields: Partial<AgentInput> = {}): AgentInput => ({
   name,
@@ -86,12 +86,14 @@ describe.each(stores.dialects)('search on $dialect', ({ open, openAgain }) => {
     await other.search.refresh();
     const otherAgents = other.services.agents;
     const created = await otherAgents.edits.create(input('Quasar Indexer', { capabilities: ['stars'] }), { id: 'agt_quasar', emitEvents: false });
-    // This process reads the cursor at most once per event-loop turn: the write is seen from the next one on.
-    await nextTurn();
+    // Seen once this process's change cursor has it: SQLite reads it at most once per event-loop turn (the
+    // write is seen from the next one on); PostgreSQL reads it again when the commit's notification arrives.
+    const seen = async () => untilSeen(services.agents.latestChangeSeqAsync, await otherAgents.latestChangeSeqAsync());
+    await seen();
     expect(await ids({ q: 'quasar' })).toEqual([created.id]);
 
     await otherAgents.edits.update(created.id, { name: 'Pulsar Indexer', tagline: 'Indexes pulsars' }, { emitEvents: false });
-    await nextTurn();
+    await seen();
     expect(await ids({ q: 'quasar' })).toEqual([]);
     expect(await ids({ q: 'pulsar' })).toEqual([created.id]);
     const [hit] = (await search.search({ q: 'pulsar' })).agents;
@@ -99,7 +101,7 @@ describe.each(stores.dialects)('search on $dialect', ({ open, openAgain }) => {
 
     const before = await search.indexedCount();
     await otherAgents.edits.setListed(created.id, false, { emitEvents: false });
-    await nextTurn();
+    await seen();
     expect(await ids({ q: 'pulsar' })).toEqual([]);
     expect(await search.indexedCount()).toBe(before - 1);
     await expect(search.connections(created.id, 10)).rejects.toThrow(NotFoundError);
@@ -107,7 +109,7 @@ describe.each(stores.dialects)('search on $dialect', ({ open, openAgain }) => {
     // And the other way round: this process's write, in the other's (cached) index.
     expect(await ids({ q: 'orbital' }, other.search)).toHaveLength(3);
     await services.agents.edits.setListed('agt_orb2', false, { emitEvents: false });
-    await nextTurn();
+    await untilSeen(otherAgents.latestChangeSeqAsync, await services.agents.latestChangeSeqAsync());
     expect(await ids({ q: 'orbital' }, other.search)).toHaveLength(2);
     await services.agents.edits.setListed('agt_orb2', true, { emitEvents: false });
     expect(await ids({ q: 'orbital' })).toHaveLength(3); // this process's own write: on the very next read

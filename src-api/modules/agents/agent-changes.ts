@@ -59,20 +59,53 @@ export function sqliteAsyncChangeCursor(store: Store, cursor: AgentChangeCursor)
 }
 
 /**
- * PostgreSQL: max(change_seq) read at most once per event-loop turn, shared by
- * every reader in it (one query in flight, not one per request), and again
- * after this process's own writes (moved(), called by the write path). Another
- * process's writes are seen from the next turn on, as on SQLite.
+ * The channel a statement on agents notifies when it commits (a statement trigger, PostgreSQL
+ * migration 0004_agents_changed_notify): every insert, update, delete or truncate, by any process.
  */
-export function pgChangeCursor(rows: Pick<AgentRowReads, 'latestChangeSeq'>): AsyncChangeCursor {
+export const AGENTS_CHANGED_CHANNEL = 'agentdir_agents_changed';
+
+/**
+ * PostgreSQL: max(change_seq), pushed rather than polled. Every statement on
+ * agents notifies AGENTS_CHANGED_CHANNEL when its transaction commits; the
+ * store's listening connection hears it, and only then is max(change_seq) read
+ * again (once, shared by every reader waiting for it). While nothing changes,
+ * readers read nothing from PostgreSQL.
+ *
+ * - This process's own writes: moved() (the write path, after commit) drops the
+ *   value, so the very next read sees them without waiting for the notification.
+ * - Another process's writes: seen once their notification arrives, which
+ *   PostgreSQL sends right after the commit (well under a millisecond on a
+ *   local server), not synchronously with it.
+ * - Until the listening connection is up, and whenever it is lost, the cursor
+ *   falls back to reading max(change_seq) at most once per event-loop turn (as
+ *   before notifications); when it is up again the value is read afresh, which
+ *   catches up on whatever was written meanwhile.
+ */
+export function pgChangeCursor(store: Store, rows: Pick<AgentRowReads, 'latestChangeSeq'>): AsyncChangeCursor {
   let seq: Promise<number> | undefined;
+  /** The listener is up: a kept value stays good until a notification (or this process's write) drops it. */
+  let pushed = false;
+  let subscribed = false;
   let forgetScheduled = false;
   const forget = () => {
-    seq = undefined;
     forgetScheduled = false;
+    if (!pushed) seq = undefined;
+  };
+  const drop = () => {
+    seq = undefined;
   };
   return {
     latest() {
+      if (!subscribed) {
+        subscribed = true;
+        store.listen(AGENTS_CHANGED_CHANNEL, {
+          notified: drop,
+          listening(on) {
+            pushed = on;
+            drop();
+          },
+        });
+      }
       if (seq === undefined) {
         const read = rows.latestChangeSeq();
         seq = read;
@@ -80,15 +113,13 @@ export function pgChangeCursor(rows: Pick<AgentRowReads, 'latestChangeSeq'>): As
         read.catch(() => {
           if (seq === read) seq = undefined;
         });
-        if (!forgetScheduled) {
+        if (!pushed && !forgetScheduled) {
           forgetScheduled = true;
           setImmediate(forget);
         }
       }
       return seq;
     },
-    moved: () => {
-      seq = undefined;
-    },
+    moved: drop,
   };
 }

@@ -45,7 +45,7 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
   const syncChanges = statements && createAgentChangeCursor(store.db, statements);
   const changes: AsyncChangeCursor = syncChanges
     ? { latest: () => gatedRead(store, () => syncChanges.latest()), moved: () => {} }
-    : pgChangeCursor(reads);
+    : pgChangeCursor(store, reads);
   const cache = createProfileCache({ rows: statements, changes: syncChanges, reads, asyncChanges: changes, maxEntries: profileCacheEntries });
   const feed =
     statements && cache.sync
