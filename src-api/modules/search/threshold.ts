@@ -163,9 +163,9 @@ export function thresholdTopK(
           continue;
         }
         if (read[e]! < orderValues[e]!.length) open++;
-        bound[0] = scaled[e]! * orderValues[e]![at(e)]!;
         listValue[e] = orderValues[e]![at(e)]!;
-        if (bound[0]! > best) best = bound[0]!;
+        const value = Math.fround(scaled[e]! * listValue[e]!);
+        if (value > best) best = value;
       }
       if (done - doneBefore === wordEnds[t]! - (t === 0 ? 0 : wordEnds[t - 1]!)) wordSeen = true;
       wordBest[t] = best;
@@ -242,8 +242,7 @@ export function thresholdTopK(
     let high = values.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      bound[0] = scaled[e]! * values[mid]!;
-      if (bound[0]! >= target) low = mid + 1;
+      if (Math.fround(scaled[e]! * values[mid]!) >= target) low = mid + 1;
       else high = mid;
     }
     return low === values.length && !complete[e] ? Infinity : low;
