@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: every suite (vitest: unit, API, webhook, CLI, and the API suites again on
+// `npm test`: every suite (vitest: unit, API, webhook, CLI, and the API, webhook and CLI suites again on
 // PostgreSQL; Playwright: console in Chromium), each with a JSON report, then the failures again (name and first lines)
 // and one closing line "N passed, N failed".
 import { spawnSync } from 'node:child_process';
@@ -11,8 +11,12 @@ const root = path.resolve(import.meta.dirname, '..');
 const reports = path.join(root, 'test-results');
 fs.mkdirSync(reports, { recursive: true });
 
-/** What runs a second time on PostgreSQL (AGENTDIR_TEST_STORE=postgres): about 5 minutes. */
-const POSTGRES_SUITES = ['test/api', 'test/webhooks'];
+/**
+ * What runs a second time on PostgreSQL (AGENTDIR_TEST_STORE=postgres): about 5 minutes, and the CLI suite
+ * (test/cli alone: 233 s at load 12, its CLI child processes). vitest keeps the files whose path contains a
+ * filter: 'test/cli/', as 'test/cli' would take test/clients too.
+ */
+const POSTGRES_SUITES = ['test/api', 'test/webhooks', 'test/cli/'];
 
 const suites = [
   {
@@ -23,7 +27,7 @@ const suites = [
     report: 'vitest.json',
   },
   {
-    // Contract section 8: the contract suites (test/api, bad input included) and the webhook suite once more on PostgreSQL 15.
+    // Contract section 8: the contract suites (test/api, bad input included), the webhook and the CLI suites once more on PostgreSQL 15.
     // test/global-setup.ts starts one server for the run; each test server gets a fresh database.
     name: 'vitest on PostgreSQL',
     command: [

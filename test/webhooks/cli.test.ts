@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../cli/cli-helpers';
+import { CLI_TEST_TIMEOUT, runCli } from '../cli/cli-helpers';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 import { standardVerifies, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -21,7 +21,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-describe('cli webhooks', () => {
+// Two CLI runs in a case: at load 20 they outlast the default 30 s (remove timed out so on PostgreSQL).
+describe('cli webhooks', { timeout: CLI_TEST_TIMEOUT }, () => {
   let endpointId: string;
 
   it('add prints exactly {"id","url","events","secret"}; the running server delivers to it', async () => {
