@@ -3,6 +3,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { databasePath } from '../../src-api/config';
+import { untilSeen } from '../helpers/change-seen';
 import { json, startTestServer, type TestServer } from '../helpers/test-server';
 import { databaseOf, onPostgres } from '../helpers/test-store';
 import { count, jsonl, makeTempDir, record, runCli, select, SUMMARY, writeFile, CLI_TEST_TIMEOUT } from './cli-helpers';
@@ -317,6 +318,9 @@ describe('cli import while a server runs on the data dir', { timeout: CLI_TEST_T
     const file = writeFile(dir, 'live.jsonl', jsonl([record(80, { id: 'imported-live', name: 'Imported Live Agent' })]));
     const result = await runCli(['import', file, '--data-dir', dataDir]);
     expect(result.code).toBe(0);
+    // Seen once the server's change cursor has the import (PostgreSQL: when the commit's notification arrives).
+    const [imported] = await select(dataDir, ({ db, t }) => db.select({ seq: t.agents.changeSeq }).from(t.agents));
+    await untilSeen(server.services.agents.latestChangeSeqAsync, imported!.seq);
 
     const response = await server.api('/agents/imported-live');
     expect(response.status).toBe(200);
