@@ -4,7 +4,7 @@
  * `npm run build:api`) started one after the other on it, in alternating rounds. Each round loads
  * GET /agents/{id}, list pages and a one-word search (cache off) with autocannon, and counts the
  * statements PostgreSQL ran per request (pg_stat_statements). `--cpu-prof dir` writes a CPU profile
- * of each server run there. `--no-base` measures this checkout only (profiling).
+ * of each server run there. Without `--base` it measures this checkout only (profiling).
  *
  *   npx tsx bench/pg-reads-ab.ts --agents 100000 --base /work/wt/base-x --rounds 3 --seconds 5
  */
@@ -21,6 +21,7 @@ import { freePort, health, runToEnd, waitFor, waitForHealth } from './lib/server
 const options = new Command()
   .option('--agents <n>', 'agents imported', (v) => Number(v), 100_000)
   .option('--base <dir>', 'the other checkout (built)')
+  .option('--base2 <dir>', 'a third checkout (built), measured beside the two')
   .option('--rounds <n>', 'rounds of A then B', (v) => Number(v), 3)
   .option('--seconds <n>', 'seconds per load', (v) => Number(v), 5)
   .option('--connections <n>', 'autocannon connections', (v) => Number(v), 50)
@@ -28,7 +29,7 @@ const options = new Command()
   .option('--only <loads>', 'comma-separated loads: byId,list,search')
   .option('--statements', 'print the statements PostgreSQL spent most time on, per load')
   .parse()
-  .opts<{ agents: number; base?: string; rounds: number; seconds: number; connections: number; cpuProf?: string; only?: string; statements?: boolean }>();
+  .opts<{ agents: number; base?: string; base2?: string; rounds: number; seconds: number; connections: number; cpuProf?: string; only?: string; statements?: boolean }>();
 
 const root = path.resolve(import.meta.dirname, '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-reads-ab-'));
@@ -55,7 +56,11 @@ try {
     search: () => `/api/v1/agents/search?q=${random.pick(words)}&limit=20`,
   };
   const chosen = options.only ? options.only.split(',') : Object.keys(loads);
-  const sides = [{ name: 'new', dir: root }, ...(options.base ? [{ name: 'base', dir: options.base }] : [])];
+  const sides = [
+    { name: 'new', dir: root },
+    ...(options.base ? [{ name: 'base', dir: options.base }] : []),
+    ...(options.base2 ? [{ name: 'base2', dir: options.base2 }] : []),
+  ];
   const results = new Map<string, { rps: number[]; statements: number[] }>();
 
   const statements = () => Number(postgres.query(`SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench')`, 'bench'));
@@ -107,9 +112,12 @@ try {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   for (const name of chosen) {
     const mine = results.get(`${name} new`)!;
-    const theirs = results.get(`${name} base`);
-    const line = `${name}: new ${Math.round(median(mine.rps))} req/s (${median(mine.statements).toFixed(2)} statements/request)`;
-    console.log(theirs ? `${line}, base ${Math.round(median(theirs.rps))} (${median(theirs.statements).toFixed(2)}): ${(median(mine.rps) / median(theirs.rps)).toFixed(2)}×` : line);
+    let line = `${name}: new ${Math.round(median(mine.rps))} req/s (${median(mine.statements).toFixed(2)} statements/request)`;
+    for (const other of ['base', 'base2']) {
+      const theirs = results.get(`${name} ${other}`);
+      if (theirs) line += `, ${other} ${Math.round(median(theirs.rps))} (${median(theirs.statements).toFixed(2)}): ${(median(mine.rps) / median(theirs.rps)).toFixed(2)}×`;
+    }
+    console.log(line);
   }
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 } finally {

@@ -66,6 +66,30 @@ describe.each(stores.dialects)('the change cursor across processes on $dialect',
     await untilSeen(there.agents.latestChangeSeqAsync, await agents.latestChangeSeqAsync());
     expect(await there.agents.listedCount()).toBe(1);
   });
+
+  it("orders list pages by another process's edits (PostgreSQL keeps a page's ids until the cursor moves)", async () => {
+    const { agents } = here;
+    await there.agents.edits.create(input('Aurora Watcher', { type: 'research' }), { id: 'agt_aurora', emitEvents: false });
+    await there.agents.edits.create(input('Borealis Watcher', { type: 'research' }), { id: 'agt_borealis', emitEvents: false });
+    await untilSeen(agents.latestChangeSeqAsync, await there.agents.latestChangeSeqAsync());
+    const page = async () => {
+      const { json, total } = await agents.listJson({ page: 1, limit: 10, sort: 'name', type: 'research' });
+      return { names: (parse(json).agents as { name: string }[]).map((agent) => agent.name), total };
+    };
+    // Asked twice at once, then again: the same page.
+    const [first, again] = await Promise.all([page(), page()]);
+    expect(first).toEqual({ names: ['Aurora Watcher', 'Borealis Watcher'], total: 2 });
+    expect(again).toEqual(first);
+    expect(await page()).toEqual(first);
+
+    await there.agents.edits.update('agt_aurora', { name: 'Zenith Watcher' }, { emitEvents: false });
+    await untilSeen(agents.latestChangeSeqAsync, await there.agents.latestChangeSeqAsync());
+    expect(await page()).toEqual({ names: ['Borealis Watcher', 'Zenith Watcher'], total: 2 });
+
+    await there.agents.edits.setListed('agt_borealis', false, { emitEvents: false });
+    await untilSeen(agents.latestChangeSeqAsync, await there.agents.latestChangeSeqAsync());
+    expect(await page()).toEqual({ names: ['Zenith Watcher'], total: 1 });
+  });
 });
 
 describe('the change cursor on PostgreSQL: pushed by LISTEN/NOTIFY', () => {

@@ -123,3 +123,33 @@ export function pgChangeCursor(store: Store, rows: Pick<AgentRowReads, 'latestCh
     moved: drop,
   };
 }
+
+/**
+ * Values read from the database and kept until the change cursor moves (an agent write in any
+ * process): PostgreSQL's listed counts and list pages' ids, which would otherwise cost a round trip
+ * each time. While a value is being read, callers asking for it share that read. Every agents column a
+ * list can sort or filter on moves change_seq when it changes (as the profile cache also relies on).
+ * At most `maxEntries` values, the oldest dropped first; nothing is kept from inside a transaction
+ * (which may see rows not committed yet).
+ */
+export function untilChanged<T>(store: Store, changes: AsyncChangeCursor, maxEntries: number) {
+  const values = new Map<string, Promise<T>>();
+  let atSeq = Number.NaN;
+  return async (key: string, read: () => Promise<T>): Promise<T> => {
+    if (store.inTransaction) return read();
+    const seq = await changes.latest();
+    if (seq !== atSeq) {
+      values.clear();
+      atSeq = seq;
+    }
+    let value = values.get(key);
+    if (value === undefined) {
+      if (values.size >= maxEntries) values.delete(values.keys().next().value!);
+      const reading = read();
+      values.set(key, (value = reading));
+      // A failed read is not kept: the next caller reads again.
+      reading.catch(() => values.get(key) === reading && values.delete(key));
+    }
+    return value;
+  };
+}

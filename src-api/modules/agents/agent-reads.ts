@@ -6,7 +6,7 @@ import { NotFoundError, TooManyIdsError } from '../../errors';
 import { runAsyncSlices, runInSlices, type SliceHandlers } from '../../lib/in-slices';
 import { JsonBytes } from '../../lib/json-bytes';
 import type { Page } from '../../lib/schemas';
-import { createAgentChangeCursor, pgChangeCursor, type AsyncChangeCursor } from './agent-changes';
+import { createAgentChangeCursor, pgChangeCursor, untilChanged, type AsyncChangeCursor } from './agent-changes';
 import { createChangeFeed } from './agent-feed';
 import { toAdminAgent, toAgentProfile, type AdminAgent } from './agent-profile';
 import { createAgentRowStatements, gatedRead, sqliteAgentRowReads, type AgentRowStatements, type IndexRow, type ListedPageQuery } from './agent-rows';
@@ -74,15 +74,12 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
     if (total === undefined) listedCounts.set(key, (total = countQuery(type).get()?.n ?? 0));
     return total;
   };
+  // PostgreSQL: the counts and the pages' ids (below) kept until the cursor moves, a read shared by the
+  // requests asking at once (a count of 100,000 listed agents takes 35-70 ms there).
+  const pgLists = statements ? undefined : { counts: untilChanged<number>(store, changes, 64), pages: untilChanged<string[]>(store, changes, 2_000) };
   const listedCount = async (type?: string): Promise<number> => {
     if (syncChanges) return gatedRead(store, () => listedCountSync(type));
-    const seq = await changes.latest();
-    const key = type ?? '';
-    const known = cachedCount(seq, key);
-    if (known !== undefined) return known;
-    const total = (await store.first(countQuery(type)))?.n ?? 0;
-    if (countsAtSeq === seq) listedCounts.set(key, total);
-    return total;
+    return pgLists!.counts(type ?? '', async () => (await store.first(countQuery(type)))?.n ?? 0);
   };
 
   const pageQuery = (query: ListAgentsQuery): ListedPageQuery => ({
@@ -108,7 +105,9 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
         return pageOf(query, ids, sync.getMany(ids), listedCountSync(query.type));
       });
     }
-    const ids = await reads.listedPageIds(pageQuery(query));
+    const shape = pageQuery(query);
+    const key = `${shape.orderBy} ${shape.direction} ${shape.limit} ${shape.offset} ${shape.type ?? ''}`;
+    const ids = await pgLists!.pages(key, () => reads.listedPageIds(shape));
     return pageOf(query, ids, await cache.async.getMany(ids), await listedCount(query.type));
   };
 
