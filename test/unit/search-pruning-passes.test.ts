@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
 import { NAME_CHECK } from '../../src-api/modules/search/block-scorer';
-import { FUSED, matchingStats } from '../../src-api/modules/search/matching-bits';
+import { FUSED, matchingBits, matchingStats } from '../../src-api/modules/search/matching-bits';
+import type { IndexStore } from '../../src-api/modules/search/index-store';
+import type { QueryExpander } from '../../src-api/modules/search/expansion';
+import { scratchOf } from '../../src-api/modules/search/pruning-scratch';
+import { prepareFilter, type PlannedTerm } from '../../src-api/modules/search/scoring';
+import { parseQuery } from '../../src-api/modules/search/text';
 import { LISTED, pruningStats } from '../../src-api/modules/search/pruned';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { seededRandom } from '../../src-api/lib/seeded-random';
@@ -104,5 +109,45 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
       expect(after.fused, JSON.stringify(after)).toBeGreaterThan(10);
       expect(after.listed, JSON.stringify(after)).toBeGreaterThan(10);
     }
+  });
+
+  it('gives the same matching bits and count in one pass as in a pass per expansion, whichever word has two expansions', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(3, 8_000)) index.apply(agent);
+    index.compact();
+    const { store, expander } = index as unknown as { store: IndexStore; expander: QueryExpander };
+    // Each word as planned when last (completions: "data" gains "datasets"-like forms) or not; stems ("secure":
+    // secure and security) give two expansions.
+    const word = (text: string, last: boolean): PlannedTerm => ({ bit: 0, expansions: expander.expand(parseQuery(text, 1).terms[0]!, last), postings: 0 });
+    const pair = word('secure', false);
+    expect(pair.expansions.terms.filter(({ termId }) => store.termBits[termId] !== undefined).length).toBe(2);
+    const plans = [
+      [pair, word('model', false)],
+      [word('model', false), pair],
+      [pair, word('data', true), word('agent', false)],
+      [word('workflow', false), word('platform', false), pair],
+    ];
+    const compare = (): void => {
+      const words = (store.slotCount + 31) >>> 5;
+      const filter = prepareFilter(store, {})!;
+      for (const plan of plans) {
+        FUSED.enabled = false;
+        const passes = matchingBits(store, plan, filter, scratchOf(store), words);
+        const bits = scratchOf(store).matching.slice(0, words);
+        FUSED.enabled = true;
+        const fused = matchingBits(store, plan, filter, scratchOf(store), words);
+        expect(matchingStats.path).toBe('fused');
+        expect(fused).toEqual(passes);
+        expect(scratchOf(store).matching.slice(0, words)).toEqual(bits);
+      }
+    };
+    compare();
+    // Tombstones and tail slots.
+    const r = seededRandom(33);
+    for (const [i, agent] of corpus(34, 500, 'q').entries()) {
+      if (i % 3 === 0) index.apply({ ...agent, listed: false, id: `p-${((r.int(8_000) * 7919) % 100_000).toString(36).padStart(4, '0')}` });
+      else index.apply(agent);
+    }
+    compare();
   });
 });
