@@ -228,6 +228,10 @@ export function postgresTarget(url: string): CopyTarget {
           [sequence],
         );
       }
+      // The agents' change cursor (a sequence of its own, not a column's): past the copied change_seqs, as
+      // agent-writes draws from it without looking at the rows.
+      if (copied.has('agents'))
+        await client!.query(`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m > 0`);
       await client!.query('COMMIT');
     },
     async rollback() {

@@ -111,6 +111,10 @@ describe('cli copy-data SQLite → PostgreSQL → SQLite', { timeout: CLI_TEST_T
     expect(postgres.query('SELECT count(*) FROM agents WHERE listed', PG_DATABASE)).toBe('400');
     expect(postgres.query(`SELECT data::text FROM events WHERE data::text = '${JSON_TEXT}'`, PG_DATABASE)).toBe(JSON_TEXT);
     expect(postgres.query('SELECT max(requests) FROM key_usage_daily', PG_DATABASE)).toBe('9007199254740993');
+    // The agents' change cursor counts on past the copied change_seqs: the next write's is the largest + 1.
+    expect(
+      postgres.query('SELECT s.is_called AND s.last_value = (SELECT max(change_seq) FROM agents) FROM agents_change_seq s', PG_DATABASE),
+    ).toBe('t');
   });
 
   it('a target that is not empty is refused, exit 1, and left as it was', async () => {

@@ -288,16 +288,13 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
   const pgCursor = (): PgCursor => store.beforeCommit<PgCursor>(PG_CURSOR, () => ({ held: false, pending: [] }), commitSeqsPg);
 
   /**
-   * The cursor's lock, to the end of the transaction. Under it the sequence is also moved past
-   * any change_seq written without it (rows copied in by `cli copy-data`).
+   * The cursor's lock, to the end of the transaction. (Rows written without the sequence, as
+   * `cli copy-data` copies them, are counted past by copy-data, which moves the sequence.)
    */
   const holdCursorPg = async (cursor: PgCursor): Promise<void> => {
     if (cursor.held) return;
     await store.all(sql`SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK})`);
     cursor.held = true;
-    await store.all(
-      sql`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m >= (SELECT last_value FROM agents_change_seq)`,
-    );
   };
 
   /** `count` change_seqs from the sequence, ascending; the transaction holds the cursor (holdCursorPg). */
@@ -313,9 +310,8 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
    * were written (one per row, the same for a row written twice) and set, in one statement; then
    * on the row objects `write` returned. One statement: from the moment the lock is granted, the
    * server runs to the end of it without waiting for this process, which then sends COMMIT. The
-   * CTEs are MATERIALIZED (each runs once, whatever the plan) and each later one reads the one
-   * before, so the lock is held before the sequence is moved past rows written without it
-   * (holdCursorPg's catch-up, the max read LATERAL to the lock) and that before anything is drawn.
+   * CTEs are MATERIALIZED (each runs once, whatever the plan) and `drawn` reads `locked`, so the
+   * lock is held before anything is drawn.
    * A row a rolled-back savepoint took away is not there to update: its change_seq is skipped,
    * which no reader minds.
    */
@@ -324,14 +320,9 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
     const ids = [...new Set(cursor.pending.map((pending) => pending.id))];
     const drawn = await store.all<{ id: string; seq: string | number }>(sql`
       WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(${CHANGE_SEQ_LOCK}) AS held),
-      caught_up AS MATERIALIZED (
-        SELECT CASE WHEN past.m >= past.last THEN setval('agents_change_seq', past.m) END
-          FROM locked,
-          LATERAL (SELECT max(change_seq) AS m, (SELECT last_value FROM agents_change_seq) AS last FROM agents WHERE locked.held IS NOT NULL) past
-      ),
       drawn AS MATERIALIZED (
         SELECT u.id, nextval('agents_change_seq') AS seq
-          FROM caught_up, unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS u(id, n)
+          FROM locked, unnest(${sql.param(ids)}::text[]) WITH ORDINALITY AS u(id, n)
          ORDER BY u.n
       )
       UPDATE agents SET change_seq = drawn.seq FROM drawn WHERE agents.id = drawn.id RETURNING drawn.id, drawn.seq`);
