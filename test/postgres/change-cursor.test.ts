@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ListenHandlers, Store } from '../../src-api/db/store';
 import { pgChangeCursor, type AsyncChangeCursor } from '../../src-api/modules/agents/agent-changes';
 import { pgAgentRowReads } from '../../src-api/modules/agents/agent-rows-pg';
-import type { AgentInput } from '../../src-api/modules/agents/agents.schemas';
 import { bothStores } from '../helpers/both-stores';
+import { plainAgentInput } from '../helpers/indexable-agent';
 import { untilSeen } from '../helpers/change-seen';
 import { storeServices } from '../helpers/store-services';
 
@@ -20,17 +20,7 @@ afterAll(() => stores.cleanup());
 
 const clock = { now: () => new Date('2026-06-01T12:00:00.000Z') };
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-const input = (name: string, fields: Partial<AgentInput> = {}): AgentInput => ({
-  name,
-  tagline: `${name} does things`,
-  description: '',
-  author: 'Author',
-  capabilities: [],
-  categories: [],
-  type: 'other',
-  source_url: `https://example.org/${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
-  ...fields,
-});
+const input = plainAgentInput;
 const parse = (json: Buffer) => JSON.parse(json.toString('utf8')) as Record<string, unknown>;
 
 describe.each(stores.dialects)('the change cursor across processes on $dialect', ({ open, openAgain }) => {

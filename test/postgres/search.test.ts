@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
 import { NotFoundError } from '../../src-api/errors';
-import type { AgentInput } from '../../src-api/modules/agents/agents.schemas';
 import { createSearchService, type SearchService } from '../../src-api/modules/search/search.service';
 import type { SearchParams } from '../../src-api/modules/search/search.schemas';
 import { bothStores } from '../helpers/both-stores';
+import { plainAgentInput } from '../helpers/indexable-agent';
 import { untilSeen } from '../helpers/change-seen';
 import { storeServices } from '../helpers/store-services';
 
@@ -19,17 +19,7 @@ afterAll(() => stores.cleanup());
 
 const clock = { now: () => new Date('2026-06-01T12:00:00.000Z') };
 
-const input = (name: string, fields: Partial<AgentInput> = {}): AgentInput => ({
-  name,
-  tagline: `${name} does things`,
-  description: '',
-  author: 'Author',
-  capabilities: [],
-  categories: [],
-  type: 'other',
-  source_url: `https://example.org/${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
-  ...fields,
-});
+const input = plainAgentInput;
 
 describe.each(stores.dialects)('search on $dialect', ({ open, openAgain }) => {
   let store: Store;

@@ -332,16 +332,23 @@ export class NameSplit {
     return estimate;
   }
 
-  /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
-  private intersect(mask: number, matching: Uint32Array, visit?: (slot: number) => void): number {
-    const words = (this.store.baseSlotCount + 31) >>> 5;
+  /** The name bitsets of the words of `mask`, or undefined when one of them has none (no agent has them all). */
+  private nameSets(mask: number, words: number): Uint32Array[] | undefined {
     const sets: Uint32Array[] = [];
     for (let t = 0; t < this.wordEnds.length; t++) {
       if (((mask >>> t) & 1) === 0) continue;
       const names = this.wordNameBits(t, words);
-      if (names === undefined) return 0;
+      if (names === undefined) return undefined;
       sets.push(names);
     }
+    return sets;
+  }
+
+  /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
+  private intersect(mask: number, matching: Uint32Array, visit?: (slot: number) => void): number {
+    const words = (this.store.baseSlotCount + 31) >>> 5;
+    const sets = this.nameSets(mask, words);
+    if (sets === undefined) return 0;
     // One loop per set count (at most four words): no inner loop over the sets for each word of the bitsets.
     const [a, b = a, c = a, d = a] = sets as [Uint32Array, Uint32Array?, Uint32Array?, Uint32Array?];
     let count = 0;
@@ -361,13 +368,8 @@ export class NameSplit {
   private collect(mask: number, matching: Uint32Array, room: number): number {
     if (room < 0) return -1;
     const words = (this.store.baseSlotCount + 31) >>> 5;
-    const sets: Uint32Array[] = [];
-    for (let t = 0; t < this.wordEnds.length; t++) {
-      if (((mask >>> t) & 1) === 0) continue;
-      const names = this.wordNameBits(t, words);
-      if (names === undefined) return 0;
-      sets.push(names);
-    }
+    const sets = this.nameSets(mask, words);
+    if (sets === undefined) return 0;
     const [a, b = a, c = a, d = a] = sets as [Uint32Array, Uint32Array?, Uint32Array?, Uint32Array?];
     let found = collected;
     let count = 0;
