@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Store } from '../../db/store';
 import { byteOrder } from '../../db/dialect-sql';
 import { ConflictError, NotFoundError } from '../../errors';
@@ -29,11 +29,11 @@ export interface DeliveryLogDeps {
  * and webhook_attempts.
  */
 export function createDeliveryLog({ store, audit, queue, endpoints }: DeliveryLogDeps) {
-  /** Deliveries with their event kind and endpoint URL. */
-  const deliveryQuery = () => {
+  /** Deliveries with their event kind and endpoint URL; `extra` columns beside them. */
+  const deliveryQuery = <Extra extends Record<string, SQL.Aliased | SQL>>(extra: Extra = {} as Extra) => {
     const { webhookDeliveries: deliveries, events, webhookEndpoints: endpointsTable } = store.t;
     return store.db
-      .select({ delivery: deliveries, eventType: events.type, endpointUrl: endpointsTable.url })
+      .select({ delivery: deliveries, eventType: events.type, endpointUrl: endpointsTable.url, ...extra })
       .from(deliveries)
       .innerJoin(events, eq(events.id, deliveries.eventId))
       .innerJoin(endpointsTable, eq(endpointsTable.id, deliveries.endpointId));
@@ -89,19 +89,24 @@ export function createDeliveryLog({ store, audit, queue, endpoints }: DeliveryLo
       if (parsed.since) filters.push(gte(deliveries.createdAt, parsed.since));
       if (parsed.isTest !== undefined) filters.push(eq(deliveries.isTest, parsed.isTest));
       const where = filters.length > 0 ? and(...filters) : undefined;
+      // The page and its total in one statement, so from one snapshot: read apart, a delivery that turned
+      // succeeded between them answered a status filter with a total of 1 and no row (PostgreSQL).
       const rows = await store.rows(
-        deliveryQuery()
+        deliveryQuery({ total: sql<number | string>`count(*) OVER ()` })
           .where(where)
           .orderBy(...newestFirst())
           .limit(parsed.limit)
           .offset((parsed.page - 1) * parsed.limit),
       );
+      // A page past the end has no row to carry the total: counted apart (nothing on it to disagree with).
       const total =
-        (
-          await store.first(
-            store.db.select({ n: count() }).from(deliveries).innerJoin(events, eq(events.id, deliveries.eventId)).where(where),
-          )
-        )?.n ?? 0;
+        rows.length > 0
+          ? Number(rows[0]!.total)
+          : ((
+              await store.first(
+                store.db.select({ n: count() }).from(deliveries).innerJoin(events, eq(events.id, deliveries.eventId)).where(where),
+              )
+            )?.n ?? 0);
       return {
         items: rows.map((row) => toWebhookDelivery(row.delivery, row.eventType, row.endpointUrl)),
         page: parsed.page,
