@@ -98,15 +98,18 @@ export function createDeliveryLog({ store, audit, queue, endpoints }: DeliveryLo
           .limit(parsed.limit)
           .offset((parsed.page - 1) * parsed.limit),
       );
-      // A page past the end has no row to carry the total: counted apart (nothing on it to disagree with).
+      // An empty first page says total 0 (its own snapshot). A later page past the end has no row to carry
+      // the total: counted apart.
       const total =
         rows.length > 0
           ? Number(rows[0]!.total)
-          : ((
-              await store.first(
-                store.db.select({ n: count() }).from(deliveries).innerJoin(events, eq(events.id, deliveries.eventId)).where(where),
-              )
-            )?.n ?? 0);
+          : parsed.page === 1
+            ? 0
+            : ((
+                await store.first(
+                  store.db.select({ n: count() }).from(deliveries).innerJoin(events, eq(events.id, deliveries.eventId)).where(where),
+                )
+              )?.n ?? 0);
       return {
         items: rows.map((row) => toWebhookDelivery(row.delivery, row.eventType, row.endpointUrl)),
         page: parsed.page,
