@@ -52,25 +52,20 @@ export function createAgentReads({ store, profileCacheEntries }: { store: Store;
       ? createChangeFeed({ store, dialect: 'sqlite', rows: statements, profiles: cache.sync })
       : createChangeFeed({ store, dialect: 'postgres', rows: reads, profiles: cache.async });
 
-  // Counting 100,000 listed agents walks an index each time; the count only
-  // changes when some agent does, which change_seq tells (for every process).
+  const listedFilter = (type?: string) => (type ? and(eq(agents.listed, true), eq(agents.type, type)) : eq(agents.listed, true));
+  const countQuery = (type?: string) => store.db.select({ n: count() }).from(agents).where(listedFilter(type));
+  // SQLite: counting 100,000 listed agents walks an index each time; the count only changes when
+  // some agent does, which change_seq tells (for every process). Synchronous: inside the gated list step.
   let countsAtSeq = Number.NaN;
   const listedCounts = new Map<string, number>();
-  const listedFilter = (type?: string) => (type ? and(eq(agents.listed, true), eq(agents.type, type)) : eq(agents.listed, true));
-  /** The cached count at `seq`, or undefined when it must be read. */
-  const cachedCount = (seq: number, key: string): number | undefined => {
+  const listedCountSync = (type?: string): number => {
+    const seq = syncChanges!.latest();
     if (seq !== countsAtSeq) {
       listedCounts.clear();
       countsAtSeq = seq;
     }
-    return listedCounts.get(key);
-  };
-  const countQuery = (type?: string) => store.db.select({ n: count() }).from(agents).where(listedFilter(type));
-  /** Synchronous (SQLite): inside the gated list step. */
-  const listedCountSync = (type?: string): number => {
-    const seq = syncChanges!.latest();
     const key = type ?? '';
-    let total = cachedCount(seq, key);
+    let total = listedCounts.get(key);
     if (total === undefined) listedCounts.set(key, (total = countQuery(type).get()?.n ?? 0));
     return total;
   };
