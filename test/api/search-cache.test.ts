@@ -4,6 +4,7 @@ import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { seededRandom } from '../../src-api/lib/seeded-random';
+import { untilSeen } from '../helpers/change-seen';
 
 const random = seededRandom;
 
@@ -62,6 +63,9 @@ describe('search result cache', () => {
         } else if (roll === 3) {
           await writer.agents.edits.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
         }
+        // Another process's write reaches the server once its change cursor has moved (at once on
+        // SQLite; on PostgreSQL when the commit's notification arrives): from then on, never stale.
+        if (writer === other) await untilSeen(cached.services.agents.latestChangeSeqAsync, await other.agents.latestChangeSeqAsync());
         // Searches over REST (the cached server) and in the other service set (never cached), twice each.
         for (let i = 0; i < 2; i++) {
           const q = r.int(3) === 0 ? `${r.pick(WORDS)} ${r.pick(WORDS)}` : r.pick(WORDS);

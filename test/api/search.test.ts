@@ -3,6 +3,7 @@ import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
 import { agentInput, json, startTestServer, type TestServer } from '../helpers/test-server';
 import { backgroundJobs } from '../helpers/serve-process';
+import { untilSeen } from '../helpers/change-seen';
 
 let server: TestServer;
 
@@ -408,21 +409,27 @@ describe('freshness', () => {
     await agents.edits.setListed(created.id, false, { emitEvents: false });
   });
 
-  it('follows writes from another process on the same database (a CLI import) on the next request', async () => {
+  it('follows writes from another process on the same database (a CLI import) once it has seen them', async () => {
     // A second connection (SQLite) or pool (PostgreSQL) and service set: what `cli import` opens while the server runs.
+    // Another process's write reaches the server when its change cursor moves: on SQLite on the next
+    // read, on PostgreSQL when the commit's notification arrives (contract §8: within a second).
     const opened = await openStore(server.services.config);
     try {
       const other = createServices({ store: opened.store, config: server.services.config });
+      const seen = async () => untilSeen(server.services.agents.latestChangeSeqAsync, await other.agents.latestChangeSeqAsync());
       const created = await other.agents.edits.create(agentInput({ name: 'Vexillum Importer', type: 'data', capabilities: ['csv'] }), {
         emitEvents: false,
       });
+      await seen();
       expect(await top5('vexillum')).toEqual([created.id]);
       expect(ids((await searchPost({ query: 'vexilum', type: 'data', capabilities: ['CSV'] })).agents)).toEqual([created.id]);
 
       await other.agents.edits.update(created.id, { tagline: 'Loads spreadsheets nightly' }, { emitEvents: false });
+      await seen();
       expect(await top5('spreadsheets')).toEqual([created.id]);
 
       await other.agents.edits.setListed(created.id, false, { emitEvents: false });
+      await seen();
       expect(await top5('vexillum')).toEqual([]);
     } finally {
       await opened.close();
