@@ -2,13 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { Option, type Command } from 'commander';
-import {
-  importAgents,
-  ImportRejectedError,
-  type ImportIssue,
-  type ImportProgress,
-  type ImportRecord,
-} from '../modules/agents/agents-import';
+import { importAgents, type ImportProgress } from '../modules/agents/agents-import';
+import { ImportRejectedError, type ImportIssue, type ImportRecord } from '../modules/agents/import-records';
 import { readMcpRegistry } from '../modules/agents/mcp-registry';
 import { addDataDirOption, CliError, fileErrorMessage, formatCount, plural, withServices, type DataDirFlags } from './context';
 import { readRecordsFromBytes } from './read-records';

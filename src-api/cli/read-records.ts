@@ -1,4 +1,4 @@
-import type { ImportIssue, ImportRecord } from '../modules/agents/agents-import';
+import type { ImportIssue, ImportRecord } from '../modules/agents/import-records';
 
 /**
  * Reads the records of an import file: a JSON array, or JSONL (one JSON value

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfig } from '../../src-api/config';
 import { openStore, type OpenedStore } from '../../src-api/db/open-store';
-import { importAgents, ImportRejectedError } from '../../src-api/modules/agents/agents-import';
+import { importAgents } from '../../src-api/modules/agents/agents-import';
+import { ImportRejectedError } from '../../src-api/modules/agents/import-records';
 import { createServices, type Services } from '../../src-api/services';
 import { agentInput, makeTempDir } from '../helpers/test-server';
 import { databaseOf, onPostgres } from '../helpers/test-store';

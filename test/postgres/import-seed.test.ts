@@ -5,7 +5,8 @@ import { seedDemoDirectoryIfEmpty } from '../../src-api/demo/seed-demo';
 import { systemClock } from '../../src-api/lib/clock';
 import { createIdGenerator } from '../../src-api/lib/ids';
 import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
-import { importAgents, ImportRejectedError, type ImportDeps } from '../../src-api/modules/agents/agents-import';
+import { importAgents, type ImportDeps } from '../../src-api/modules/agents/agents-import';
+import { ImportRejectedError } from '../../src-api/modules/agents/import-records';
 import { bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
 import { gate } from '../helpers/gate';
@@ -69,34 +70,39 @@ describe.each(stores.dialects)('import and demo seeding on $dialect', ({ dialect
   });
 
   // SQLite: the import's transaction and the edit's cannot overlap (one write lock).
-  it.runIf(dialect === 'postgres')('an import waits for an edit of a row it updates and keeps it, instead of deadlocking with it', async () => {
-    const store = await open();
-    const deps = partsOf(store);
-    const { edits } = agentParts(store);
-    await importAgents(deps, [record(1, { id: 'agt-held' })]);
-    const edited = gate();
-    const hold = gate();
-    const edit = store.transaction(async () => {
-      await edits.update('agt-held', { tagline: 'Edited meanwhile' });
-      edited.open();
-      await hold.wait;
-    });
-    await edited.wait;
-    let settled = false;
-    const imported = importAgents(deps, [{ value: { id: 'agt-held', name: 'Renamed by import' }, line: 1 }]).finally(() => (settled = true));
-    await lockWaitOrSettled(store, () => settled); // the import waits for the edit's row
-    hold.open();
-    // Had the import taken the change cursor first, the edit would wait for it to commit while it waits for the
-    // edit's row: PostgreSQL would fail one of them.
-    await edit;
-    expect(await imported).toMatchObject({ updated: 1 });
-    const { agents } = store.t;
-    expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-held')))).toMatchObject({
-      name: 'Renamed by import',
-      tagline: 'Edited meanwhile',
-      version: 3,
-    });
-  });
+  it.runIf(dialect === 'postgres')(
+    'an import waits for an edit of a row it updates and keeps it, instead of deadlocking with it',
+    async () => {
+      const store = await open();
+      const deps = partsOf(store);
+      const { edits } = agentParts(store);
+      await importAgents(deps, [record(1, { id: 'agt-held' })]);
+      const edited = gate();
+      const hold = gate();
+      const edit = store.transaction(async () => {
+        await edits.update('agt-held', { tagline: 'Edited meanwhile' });
+        edited.open();
+        await hold.wait;
+      });
+      await edited.wait;
+      let settled = false;
+      const imported = importAgents(deps, [{ value: { id: 'agt-held', name: 'Renamed by import' }, line: 1 }]).finally(
+        () => (settled = true),
+      );
+      await lockWaitOrSettled(store, () => settled); // the import waits for the edit's row
+      hold.open();
+      // Had the import taken the change cursor first, the edit would wait for it to commit while it waits for the
+      // edit's row: PostgreSQL would fail one of them.
+      await edit;
+      expect(await imported).toMatchObject({ updated: 1 });
+      const { agents } = store.t;
+      expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-held')))).toMatchObject({
+        name: 'Renamed by import',
+        tagline: 'Edited meanwhile',
+        version: 3,
+      });
+    },
+  );
 
   it('seeds an empty directory once, even when two processes start at the same moment', async () => {
     const store = await open();

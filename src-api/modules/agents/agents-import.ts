@@ -1,14 +1,21 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import { z } from 'zod';
 import type { Store } from '../../db/store';
-import { ValidationError } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
-import { idParamSchema } from '../../lib/schemas';
 import type { AuditService } from '../audit/audit.service';
 import type { AgentWrite, AgentWrites } from './agent-writes';
-import { agentPatchSchema, agentStatusSchema, ratingSummarySchema, statusMessageSchema, type AgentInput } from './agents.schemas';
+import type { AgentInput } from './agents.schemas';
 import type { AgentRow } from './agents.table';
+import {
+  checkShapes,
+  ImportRejectedError,
+  PROGRESS_EVERY,
+  sortIssues,
+  where,
+  type CheckedRecord,
+  type ImportIssue,
+  type ImportRecord,
+} from './import-records';
 
 /** What an import works with; every row is written through the agents' one write path. */
 export interface ImportDeps {
@@ -52,36 +59,6 @@ export interface ImportDeps {
  * and permission checks would cost 10 s per 100,000 creates).
  */
 
-/** One record of an import file, with where it came from for error messages. */
-export interface ImportRecord {
-  value: unknown;
-  /** 1-based line where the record starts. */
-  line: number;
-  /** 0-based position in a JSON array (absent in JSONL). */
-  index?: number;
-}
-
-/** Something wrong with one record. `pointer` is a JSON pointer into the record ("" for the whole record). */
-export interface ImportIssue {
-  line: number;
-  index?: number;
-  pointer: string;
-  detail: string;
-}
-
-export class ImportRejectedError extends ValidationError {
-  constructor(
-    readonly issues: ImportIssue[],
-    readonly total: number,
-  ) {
-    const records = new Set(issues.map((issue) => `${issue.line}:${issue.index ?? ''}`)).size;
-    super(
-      `${records} of ${total} record${total === 1 ? '' : 's'} ${records === 1 ? 'is' : 'are'} invalid; nothing was imported`,
-      issues.map((issue) => ({ pointer: `/${issue.index ?? issue.line}${issue.pointer}`, detail: issue.detail })),
-    );
-  }
-}
-
 export interface ImportProgress {
   phase: 'validating' | 'writing';
   done: number;
@@ -110,30 +87,6 @@ export interface ImportSummary {
   unchanged: number;
 }
 
-const isoUtcSchema = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'must be an ISO 8601 UTC date-time ending in Z')
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'must be a valid date-time')
-  .transform((value) => new Date(value).toISOString());
-
-/** Every field optional and without defaults: which fields a record has matters for updates. */
-const importRecordSchema = agentPatchSchema.extend({
-  id: idParamSchema.optional(),
-  verified: z.boolean().optional(),
-  listed: z.boolean().optional(),
-  status: agentStatusSchema.optional(),
-  status_message: statusMessageSchema.nullable().optional(),
-  created_at: isoUtcSchema.optional(),
-  updated_at: isoUtcSchema.optional(),
-  /** Computed: accepted so that exports import back, then ignored. */
-  trust_score: z.number().optional(),
-  /** Computed from reviews: accepted so that exports import back, then ignored. */
-  rating: ratingSummarySchema.optional(),
-  /** Set only by a verified claim made with an account: accepted so that exports import back, then ignored. */
-  owner: z.object({ name: z.string() }).nullable().optional(),
-});
-type ImportRecordData = z.infer<typeof importRecordSchema>;
-
 const REQUIRED_FOR_CREATE = ['name', 'tagline', 'source_url'] as const;
 
 /** Profile fields an update may change, record name → row key. */
@@ -148,11 +101,6 @@ const UPDATABLE = [
   ['source_url', 'sourceUrl'],
 ] as const satisfies readonly (readonly [keyof AgentInput, keyof AgentRow])[];
 
-interface Checked {
-  record: ImportRecord;
-  data: ImportRecordData;
-}
-
 type Operation = AgentWrite | { kind: 'unchanged' };
 
 interface Plan {
@@ -163,7 +111,6 @@ interface Plan {
 }
 
 const LOOKUP_CHUNK = 500;
-const PROGRESS_EVERY = 1000;
 
 export async function importAgents(
   deps: ImportDeps,
@@ -174,7 +121,7 @@ export async function importAgents(
   const total = records.length;
 
   // 1. The shape of every record: no database needed.
-  const { checked, issues: shapeIssues } = checkShapes(records, onProgress);
+  const { checked, issues: shapeIssues } = checkShapes(records, (done) => onProgress?.({ phase: 'validating', done, total }));
 
   // 2. Against the directory, holding no lock while planning. A write committed meanwhile
   // moves max(change_seq) past what the plan saw first, so step 3 notices it.
@@ -196,36 +143,10 @@ export async function importAgents(
   });
 }
 
-function checkShapes(records: readonly ImportRecord[], onProgress: ImportOptions['onProgress']) {
-  const total = records.length;
-  const issues: ImportIssue[] = [];
-  const checked: Checked[] = [];
-  records.forEach((record, n) => {
-    if (n % PROGRESS_EVERY === 0) onProgress?.({ phase: 'validating', done: n, total });
-    const issue = (pointer: string, detail: string) => issues.push({ line: record.line, index: record.index, pointer, detail });
-    const value = record.value;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      issue('', `a record must be a JSON object, got ${describeValue(value)}`);
-      return;
-    }
-    const result = importRecordSchema.safeParse(value);
-    if (!result.success) {
-      for (const zodIssue of result.error.issues) for (const [pointer, detail] of describeIssue(zodIssue, value)) issue(pointer, detail);
-      return;
-    }
-    const { created_at: createdAt, updated_at: updatedAt } = result.data;
-    if (updatedAt !== undefined && createdAt === undefined) issue('/updated_at', 'can only be given together with /created_at');
-    else if (updatedAt !== undefined && createdAt !== undefined && updatedAt < createdAt)
-      issue('/updated_at', 'must not be before /created_at');
-    else checked.push({ record, data: result.data });
-  });
-  return { checked, issues };
-}
-
 /** What each record will do, and every problem found. Reads only. */
 async function planImport(
   { store, clock, ids, agentWrites }: ImportDeps,
-  checked: readonly Checked[],
+  checked: readonly CheckedRecord[],
   shapeIssues: readonly ImportIssue[],
 ): Promise<Plan> {
   const seenChangeSeq = await agentWrites.latestChangeSeq();
@@ -252,7 +173,7 @@ async function planImport(
     taken.add(id);
     return id;
   };
-  const generatedIds = new Map<Checked, string>();
+  const generatedIds = new Map<CheckedRecord, string>();
   for (const item of checked) {
     if (item.data.id === undefined && item.data.name !== undefined)
       generatedIds.set(item, await uniqueId(item.data.name, async () => false));
@@ -433,65 +354,4 @@ async function loadListedSourceKeys(store: Store): Promise<Map<string, string[]>
 function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => item === b[i]);
   return a === b;
-}
-
-function where(record: ImportRecord): string {
-  return record.index === undefined ? `line ${record.line}` : `line ${record.line} (index ${record.index})`;
-}
-
-function sortIssues(issues: ImportIssue[]): ImportIssue[] {
-  return issues
-    .map((issue, order) => ({ issue, order }))
-    .sort((a, b) => a.issue.line - b.issue.line || (a.issue.index ?? 0) - (b.issue.index ?? 0) || a.order - b.order)
-    .map(({ issue }) => issue);
-}
-
-/** "/capabilities/0" for a zod path. */
-function pointerOf(path: readonly PropertyKey[]): string {
-  return path.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return 'a string';
-  if (typeof value === 'number') return 'a number';
-  if (typeof value === 'boolean') return 'a boolean';
-  return typeof value;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let value = root;
-  for (const part of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[part];
-  }
-  return value;
-}
-
-/** A zod issue as [pointer, plain-English reason] pairs (one per unknown key). */
-function describeIssue(issue: z.core.$ZodIssue, root: unknown): [string, string][] {
-  const pointer = pointerOf(issue.path);
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return issue.keys.map((key) => [`${pointer}/${key}`, 'is not a field of an agent']);
-    case 'invalid_type': {
-      const expected = issue.expected === 'array' || issue.expected === 'object' ? `an ${issue.expected}` : `a ${issue.expected}`;
-      return [[pointer, `must be ${expected}, got ${describeValue(valueAt(root, issue.path))}`]];
-    }
-    case 'too_small':
-      if (issue.origin === 'string')
-        return [[pointer, Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${issue.minimum} characters`]];
-      if (issue.origin === 'array') return [[pointer, `must have at least ${issue.minimum} items`]];
-      return [[pointer, `must be at least ${issue.minimum}`]];
-    case 'too_big':
-      if (issue.origin === 'string') return [[pointer, `must be at most ${issue.maximum} characters`]];
-      if (issue.origin === 'array') return [[pointer, `must have at most ${issue.maximum} items`]];
-      return [[pointer, `must be at most ${issue.maximum}`]];
-    case 'invalid_value':
-      return [[pointer, `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`]];
-    default:
-      return [[pointer, issue.message.charAt(0).toLowerCase() + issue.message.slice(1)]];
-  }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ImportIssue, ImportRecord } from './agents-import';
+import type { ImportIssue, ImportRecord } from './import-records';
 
 /**
  * MCP Registry `server.json` entries as agent records for `cli import --format mcp-registry`
