@@ -10,6 +10,7 @@ import { ImportRejectedError } from '../../src-api/modules/agents/import-records
 import { bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
 import { gate } from '../helpers/gate';
+import { plainAgentInput } from '../helpers/indexable-agent';
 import { lockWaitOrSettled } from '../helpers/lock-wait';
 
 /**
@@ -99,6 +100,50 @@ describe.each(stores.dialects)('import and demo seeding on $dialect', ({ dialect
       expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-held')))).toMatchObject({
         name: 'Renamed by import',
         tagline: 'Edited meanwhile',
+        version: 3,
+      });
+    },
+  );
+
+  it.runIf(dialect === 'postgres')(
+    'an agent created meanwhile with an id in the file is locked before the change cursor too, while an edit holds it',
+    async () => {
+      const store = await open();
+      const deps = partsOf(store);
+      const { edits } = agentParts(store);
+      // Planned as a create; before the import's transaction another writer creates it (so the plan made
+      // again updates it) and an edit of it holds the row, committing only once the import waits.
+      const late = {
+        value: { id: 'agt-late', name: 'Imported late', tagline: 'From the file', source_url: 'https://example.com/late' },
+        line: 1,
+      };
+      const edited = gate();
+      const hold = gate();
+      let edit: Promise<void> | undefined;
+      const afterPlan = async () => {
+        await edits.create(plainAgentInput('Created elsewhere', { tagline: 'Meanwhile', source_url: 'https://example.com/late' }), {
+          id: 'agt-late',
+        });
+        edit = store.transaction(async () => {
+          await edits.update('agt-late', { tagline: 'Edited meanwhile' });
+          edited.open();
+          await hold.wait;
+        });
+        await edited.wait;
+      };
+      let settled = false;
+      const imported = importAgents(deps, [late], { afterPlan }).finally(() => (settled = true));
+      await edited.wait;
+      await lockWaitOrSettled(store, () => settled); // the import waits for the edit's row, holding no cursor
+      hold.open();
+      // Had the import written the row it found under the cursor, the edit would wait for the cursor at its
+      // commit while the import waits for its row: PostgreSQL would fail one of them (40P01).
+      await edit;
+      expect(await imported).toEqual({ total: 1, created: 0, updated: 1, unchanged: 0 });
+      const { agents } = store.t;
+      expect(await store.first(store.db.select().from(agents).where(eq(agents.id, 'agt-late')))).toMatchObject({
+        name: 'Imported late',
+        tagline: 'From the file',
         version: 3,
       });
     },

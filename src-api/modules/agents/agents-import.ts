@@ -47,7 +47,7 @@ export interface ImportDeps {
  * with an agent already in the directory). The checks read without any lock; the
  * writes then happen in one store transaction, which first locks the rows it updates
  * (PostgreSQL), then takes the agents' change cursor (agent-writes.latestChangeSeqForWrite) and plans again if agents changed
- * in the meantime (max(change_seq) moved). No webhook events
+ * in the meantime (max(change_seq) moved), and again in a new transaction if that plan updates a row it has not locked. No webhook events
  * unless `emitEvents` (then `agent.registered`, `agent.updated` and `agent.verified`,
  * as the single-agent writes record them, through the events service and its listeners).
  *
@@ -132,16 +132,34 @@ export async function importAgents(
   await options.afterPlan?.();
 
   // 3. All writes in one transaction, with the change cursor held (no other agent write
-  // until it commits). If agents changed since the plan was made, plan again first.
-  return deps.store.transaction(async () => {
-    await lockUpdatedRows(deps.store, planned);
-    if ((await deps.agentWrites.latestChangeSeqForWrite()) !== planned.seenChangeSeq) {
-      planned = await plan();
-      if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
-    }
-    return writeImport(deps, planned, options, total);
-  });
+  // until it commits). If agents changed since the plan was made, plan again first. On
+  // PostgreSQL a plan made again may update a row the transaction has not locked (an agent
+  // created meanwhile with an id in the file): the transaction then ends without writing and
+  // the import goes round again, locking that row before the cursor (see lockUpdatedRows).
+  for (let round = 1; ; round++) {
+    const outcome = await deps.store.transaction(async () => {
+      const locked = await lockUpdatedRows(deps.store, planned);
+      if ((await deps.agentWrites.latestChangeSeqForWrite()) !== planned.seenChangeSeq) {
+        planned = await plan();
+        if (planned.issues.length > 0) throw new ImportRejectedError(sortIssues(planned.issues), total);
+        if (round < MAX_LOCK_ROUNDS && updatedIds(planned).some((id) => !locked.has(id))) return LOCK_AGAIN;
+      }
+      return writeImport(deps, planned, options, total);
+    });
+    if (outcome !== LOCK_AGAIN) return outcome;
+  }
 }
+
+/**
+ * A round of step 3 that found rows to lock first. A directory that keeps gaining the file's
+ * ids faster than the import can lock them is written on the last round as it stands (an
+ * edit of an unlocked row at that moment fails one of the two, as PostgreSQL breaks deadlocks).
+ */
+const LOCK_AGAIN = Symbol('lock the plan made again');
+const MAX_LOCK_ROUNDS = 5;
+
+const updatedIds = (plan: Plan): string[] =>
+  plan.operations.flatMap((operation) => (operation.kind === 'update' ? [operation.current.id] : []));
 
 /** What each record will do, and every problem found. Reads only. */
 async function planImport(
@@ -311,19 +329,20 @@ async function writeImport({ agentWrites, audit }: ImportDeps, plan: Plan, optio
 
 /**
  * PostgreSQL: the rows the plan updates, locked (in id order) before the import takes the change
- * cursor. Another writer of one of them commits first, or waits for the import: a writer takes the
- * cursor only with its rows written, so one the import waited for while holding the cursor would
- * wait for it in turn (a deadlock). Rows a plan made again under the cursor adds are not locked
- * here (agents changed meanwhile and one of them was edited at that moment: PostgreSQL fails one).
+ * cursor; returns their ids. Another writer of one of them commits first, or waits for the import:
+ * a writer takes the cursor only with its rows written, so one the import waited for while holding
+ * the cursor would wait for it in turn (a deadlock). SQLite: nothing to lock (the transaction holds
+ * the write lock), so every id counts as locked.
  */
-async function lockUpdatedRows(store: Store, plan: Plan): Promise<void> {
-  if (store.dialect !== 'postgres') return;
+async function lockUpdatedRows(store: Store, plan: Plan): Promise<{ has(id: string): boolean }> {
+  if (store.dialect !== 'postgres') return { has: () => true };
   const { agents } = store.t;
-  const ids = plan.operations.flatMap((operation) => (operation.kind === 'update' ? [operation.current.id] : [])).sort();
+  const ids = updatedIds(plan).sort();
   for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
     const chunk = ids.slice(i, i + LOOKUP_CHUNK);
     await store.rows(store.forUpdate(store.db.select({ id: agents.id }).from(agents).where(inArray(agents.id, chunk)).orderBy(agents.id)));
   }
+  return new Set(ids);
 }
 
 async function loadRows(store: Store, idList: readonly string[]): Promise<Map<string, AgentRow>> {
