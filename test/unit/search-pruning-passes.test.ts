@@ -150,4 +150,38 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     }
     compare();
   });
+
+  it('leaves out the trust test only while no agent is under the floor: trusts lowered in place and new agents still count', () => {
+    const agents = corpus(5, 6_000).map((agent) => ({ ...agent, trustScore: 20 }));
+    const filters: SearchFilters = { capabilities: ['vision'], minTrust: 20 };
+    const expectExact = (index: SearchIndex): number => {
+      let total = 0;
+      for (const q of ['data', 'secure', 'agent data', 'workflow model platform']) {
+        const pruned = index.search(q, 20, filters, 'pruned');
+        expect(matchingStats.path).toBe('sparse');
+        expect(pruned, q).toEqual(index.search(q, 20, filters, 'exhaustive'));
+        total += pruned.total;
+      }
+      return total;
+    };
+    const fresh = (): SearchIndex => {
+      const index = new SearchIndex();
+      for (const agent of agents) index.apply(agent);
+      index.compact();
+      return index;
+    };
+    // Half the vision agents lose trust in place (same text: no new slot).
+    const inPlace = fresh();
+    const before = expectExact(inPlace);
+    expect(before).toBeGreaterThan(20);
+    agents.filter((agent) => agent.capabilities.includes('vision')).forEach((agent, i) => i % 2 === 0 && inPlace.apply({ ...agent, trustScore: 10 }));
+    expect(expectExact(inPlace)).toBeLessThan(before);
+    // New agents under the floor, then above it.
+    const added = fresh();
+    const newcomers = corpus(6, 300, 'q');
+    for (const agent of newcomers) added.apply({ ...agent, trustScore: 5 });
+    expect(expectExact(added)).toBe(before);
+    for (const agent of newcomers) added.apply({ ...agent, trustScore: 30 });
+    expect(expectExact(added)).toBeGreaterThan(before);
+  });
 });

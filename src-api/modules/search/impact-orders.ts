@@ -183,6 +183,7 @@ export function noteTrustChange(store: IndexStore, slot: number, trust: number):
     } else store.trustAtCompaction.set(slot, old);
   }
   store.trust[slot] = trust;
+  if (trust < store.lowestTrust) store.lowestTrust = trust;
 }
 
 /** The trust a base slot had at compaction: its place in the tie order. */

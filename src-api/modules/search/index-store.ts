@@ -87,6 +87,11 @@ export class IndexStore {
   docIds: string[] = [];
   alive = new Uint8Array(0);
   trust = new Float64Array(0);
+  /**
+   * No slot's trust was ever below this (lowered by each write, never raised; a NaN trust passes any floor anyway):
+   * a trust floor at or under it passes every agent, so a filter need not load each agent's trust (a cache miss).
+   */
+  lowestTrust = Infinity;
   typeCodes = new Uint8Array(0);
   /** 1 for a deprecated agent (demoted in text search). */
   deprecated = new Uint8Array(0);

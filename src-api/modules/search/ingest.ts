@@ -121,6 +121,7 @@ export class Ingester {
     store.docIds[slot] = agent.id;
     store.alive[slot] = 1;
     store.trust[slot] = agent.trustScore;
+    if (agent.trustScore < store.lowestTrust) store.lowestTrust = agent.trustScore;
     store.typeCodes[slot] = typeCodeOf(agent.type);
     store.deprecated[slot] = agent.status === 'deprecated' ? 1 : 0;
     store.nameKeys[slot] = staged.nameKey;

@@ -225,20 +225,27 @@ function sparseMatching(
   // Up to three words of one or two expansions (a word's one bitset standing in as its second, a first word's for
   // missing words): a fixed shape, which V8 compiles to a tight loop; a loop over a list of bitsets it does not.
   const fixed = FUSED.enabled && sets.length <= 3 && sets.every((wordSets) => wordSets.length >= 1 && wordSets.length <= 2);
-  const [a, b, c, d, e, f] = fixed
-    ? [0, 1, 2].flatMap((t) => {
-        const wordSets = sets[t] ?? sets[0]!;
-        return [wordSets[0]!, wordSets[wordSets.length - 1]!];
-      })
-    : [];
+  const first = sets[0]!;
+  const second = sets[1] ?? first;
+  const third = sets[2] ?? first;
+  const a = first[0] ?? aliveBits;
+  const b = first[first.length - 1] ?? aliveBits;
+  const c = second[0] ?? aliveBits;
+  const d = second[second.length - 1] ?? aliveBits;
+  const e = third[0] ?? aliveBits;
+  const f = third[third.length - 1] ?? aliveBits;
+  // A floor no agent's trust is under passes every agent: no trust load per candidate.
+  const checkTrust = minTrust > store.lowestTrust;
   let count = 0;
   for (let i = 0; i < candidates.length; i++) {
     const slot = candidates[i]!;
+    // The type first: one byte, and it turns most candidates away (a type filter passes one agent in several).
+    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
     if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
     let all = true;
-    if (fixed) all = ((a![word]! | b![word]!) & (c![word]! | d![word]!) & (e![word]! | f![word]!) & bit) !== 0;
+    if (fixed) all = ((a[word]! | b[word]!) & (c[word]! | d[word]!) & (e[word]! | f[word]!) & bit) !== 0;
     else
       for (let t = 0; t < sets.length && all; t++) {
         const wordSets = sets[t]!;
@@ -247,8 +254,7 @@ function sparseMatching(
         all = any;
       }
     if (!all) continue;
-    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
-    if (trust[slot]! < minTrust || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;
+    if ((checkTrust && trust[slot]! < minTrust) || (!exactCandidates && marks[slot] !== capabilityStamp)) continue;
     matching[word] = matching[word]! | bit;
     matched[count++] = slot;
   }
