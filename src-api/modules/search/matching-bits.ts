@@ -116,12 +116,22 @@ function fusedMatching(store: IndexStore, plan: PlannedTerm[], matching: Uint32A
   }
   const alive = store.aliveBits;
   if (alive.length < words) return undefined;
-  const [a, b, c, d, e = alive, f = alive] = sets as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+  const [a, b, c, d, e, f] = sets as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+  // The count without a branch on empty words: with words this common most are not empty, and a missed branch
+  // costs more than a popcount of 0 (a microbench at 3,125 words: 14.4 -> 10.5 µs; two words alone 8.9).
   let count = 0;
+  if (e === undefined || f === undefined) {
+    for (let w = 0; w < words; w++) {
+      const bits = alive[w]! & (a[w]! | b[w]!) & (c[w]! | d[w]!);
+      matching[w] = bits;
+      count += popcount32(bits);
+    }
+    return count;
+  }
   for (let w = 0; w < words; w++) {
     const bits = alive[w]! & (a[w]! | b[w]!) & (c[w]! | d[w]!) & (e[w]! | f[w]!);
     matching[w] = bits;
-    if (bits !== 0) count += popcount32(bits);
+    count += popcount32(bits);
   }
   return count;
 }
@@ -172,17 +182,18 @@ function singleWordMatching(store: IndexStore, term: PlannedTerm, matching: Uint
   if (first === undefined) return undefined;
   const alive = store.aliveBits;
   let count = 0;
+  // No branch on empty words (as fusedMatching).
   if (second === undefined) {
     for (let w = 0; w < words; w++) {
       const bits = first[w]! & alive[w]!;
       matching[w] = bits;
-      if (bits !== 0) count += popcount32(bits);
+      count += popcount32(bits);
     }
   } else {
     for (let w = 0; w < words; w++) {
       const bits = (first[w]! | second[w]!) & alive[w]!;
       matching[w] = bits;
-      if (bits !== 0) count += popcount32(bits);
+      count += popcount32(bits);
     }
   }
   return count;
