@@ -110,7 +110,7 @@ describe('sessions', () => {
     await time('warm-up@example.test');
     const known: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 12; i++) {
       const a = await time('timing@example.test');
       const b = await time(`nobody${i}@example.test`);
       expect(a.status).toBe(401);
@@ -121,15 +121,14 @@ describe('sessions', () => {
       unknown.push(b.ms);
     }
     // Both spend one argon2id verification (tens of ms); an unknown address must not answer in a fraction of
-    // the time. The fastest of 9 is each path's own cost: load only ever adds to it (medians of 5 were 2x
-    // apart at load 15).
-    const [fastestKnown, fastestUnknown] = [Math.min(...known), Math.min(...unknown)];
-    expect(fastestUnknown, `${fastestUnknown.toFixed(1)} ms unknown, ${fastestKnown.toFixed(1)} ms known`).toBeGreaterThan(
-      fastestKnown * 0.5,
-    );
-    expect(fastestKnown, `${fastestKnown.toFixed(1)} ms known, ${fastestUnknown.toFixed(1)} ms unknown`).toBeGreaterThan(
-      fastestUnknown * 0.5,
-    );
+    // the time. The fast end of each path's times is its own cost: load only ever adds to it (medians of 5 were
+    // 2x apart at load 15). The third fastest of 12, not the fastest: at load 10 one known sign-in that found
+    // both cores free took 24 ms while no unknown one went under 51 (a PostgreSQL pass in CI). An unknown
+    // address that skipped the hash would still answer in about 1 ms every time.
+    const thirdFastest = (times: number[]) => [...times].sort((a, b) => a - b)[2]!;
+    const [knownMs, unknownMs] = [thirdFastest(known), thirdFastest(unknown)];
+    expect(unknownMs, `${unknownMs.toFixed(1)} ms unknown, ${knownMs.toFixed(1)} ms known`).toBeGreaterThan(knownMs * 0.5);
+    expect(knownMs, `${knownMs.toFixed(1)} ms known, ${unknownMs.toFixed(1)} ms unknown`).toBeGreaterThan(unknownMs * 0.5);
   });
 
   it('refuses an unsafe /me request with the cookie from another origin (CSRF), but not a safe one', async () => {

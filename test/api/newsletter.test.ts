@@ -151,7 +151,7 @@ describe('POST /newsletter: double opt-in', () => {
     } finally {
       await local.close();
     }
-  });
+  }, 120_000); // 600 subscriptions: on PostgreSQL at load 10 over 30 s
 
   it('stores the address trimmed and echoes it trimmed', async () => {
     const response = await subscribe({ email: '  spaced@example.com  ' });

@@ -63,9 +63,11 @@ describe('search result cache', () => {
         } else if (roll === 3) {
           await writer.agents.edits.setStatus(r.pick(ids), r.pick(['active', 'deprecated'] as const), null, { emitEvents: false });
         }
-        // Another process's write reaches the server once its change cursor has moved (at once on
-        // SQLite; on PostgreSQL when the commit's notification arrives): from then on, never stale.
-        if (writer === other) await untilSeen(cached.services.agents.latestChangeSeqAsync, await other.agents.latestChangeSeqAsync());
+        // A write reaches the other process once its change cursor has moved (at once on SQLite; on
+        // PostgreSQL when the commit's notification arrives): from then on, never stale. Both ways: the
+        // fresh computation below runs in the other service set, with a search index of its own.
+        const written = await writer.agents.latestChangeSeqAsync();
+        for (const reader of [cached.services, other]) await untilSeen(reader.agents.latestChangeSeqAsync, written);
         // Searches over REST (the cached server) and in the other service set (never cached), twice each.
         for (let i = 0; i < 2; i++) {
           const q = r.int(3) === 0 ? `${r.pick(WORDS)} ${r.pick(WORDS)}` : r.pick(WORDS);
