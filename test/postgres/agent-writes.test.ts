@@ -7,6 +7,7 @@ import { type AgentEdits } from '../../src-api/modules/agents/agent-edits';
 import { encodeCursor } from '../../src-api/modules/agents/agent-feed';
 import { type AgentReads } from '../../src-api/modules/agents/agent-reads';
 import { type AgentWrites } from '../../src-api/modules/agents/agent-writes';
+import type { AgentRow } from '../../src-api/modules/agents/agents.table';
 import { bothStores } from '../helpers/both-stores';
 import { agentParts } from '../helpers/agent-parts';
 import { gate } from '../helpers/gate';
@@ -244,5 +245,31 @@ describe.each(stores.dialects)('agent writes on $dialect', ({ dialect, open }) =
     const [next] = await writes.write([{ kind: 'create', row: newRow('agt_after') }]);
     expect(next!.changeSeq).toBe(Math.max(...before) + 1);
     expect(Number((await store.all<{ n: number }>(sql`SELECT count(*) AS n FROM agents`))[0]!.n)).toBe(before.length + 1);
+  });
+
+  it('an update writes every column that changed, of every kind, and keeps the rest: the row read back is the one returned', async () => {
+    // SQLite sets only the changed columns (agent-writes writeSqlite): arrays, booleans, nulls and numbers must all count as changes.
+    const { agents } = store.t;
+    const stored = async (id: string) => store.first(store.db.select().from(agents).where(eq(agents.id, id)).limit(1));
+    const [created] = await writes.write([
+      { kind: 'create', row: writes.newRow({ ...newRow('agt_cols'), capabilities: ['a', 'b'], statusMessage: 'old', status: 'deprecated' }) },
+    ]);
+    const steps: Array<Partial<AgentRow>> = [
+      { capabilities: ['a', 'b'] }, // a new array, the same content: no change of capabilities
+      { capabilities: ['a', 'c'], categories: ['x'], verified: true },
+      { status: 'active', ownerAccountId: 'acc_cols', ownerName: 'Owner' },
+      { ratingCount: 2, ratingSum: 9, listed: false },
+      { skills: [{ id: 's', name: 'S', description: 'd', tags: [] }], ownerName: null, agentCardUrl: 'https://example.org/card' },
+      { skills: null, sourceUrl: 'https://example.org/cols-moved' },
+    ];
+    let current = (await stored('agt_cols'))!;
+    expect(current).toEqual(created);
+    for (const changes of steps) {
+      const [next] = await writes.write([{ kind: 'update', current, next: writes.changedRow(current, changes), changedFields: [] }]);
+      expect(next).toMatchObject(changes);
+      current = (await stored('agt_cols'))!;
+      expect(current).toEqual(next);
+    }
+    expect(current).toMatchObject({ version: 7, statusMessage: null, sourceUrlKey: 'example.org/cols-moved', verified: true });
   });
 });
