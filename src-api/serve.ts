@@ -14,6 +14,7 @@ import {
   type TrustProxy,
 } from './config';
 import { consoleExtensions } from './console/console.extensions';
+import { capHeapGrowth } from './lib/heap-growth';
 import { startServer } from './server';
 import path from 'node:path';
 
@@ -111,6 +112,8 @@ async function main(argv: string[]): Promise<void> {
     },
   };
   const config = createConfig(overrides);
+  // Peak memory under load: see heap-growth.ts.
+  capHeapGrowth();
   const server = await startServer(config, { extensions: consoleExtensions });
 
   console.log(`Agent Directory API: ${server.apiBaseUrl}`);
