@@ -51,7 +51,9 @@ for (const kind of classes) {
   for (const s of queries) {
     const [a, b] = variants.map(({ index }) => run(index, s));
     const same =
-      a!.total === b!.total && a!.hits.length === b!.hits.length && a!.hits.every((h, i) => h.id === b!.hits[i]!.id && h.score === b!.hits[i]!.score);
+      a!.total === b!.total &&
+      a!.hits.length === b!.hits.length &&
+      a!.hits.every((h, i) => h.id === b!.hits[i]!.id && h.score === b!.hits[i]!.score);
     if (!same) throw new Error(`${kind}: different hits for ${JSON.stringify(s)}`);
   }
   const fastest = variants.map(() => queries.map(() => Infinity));

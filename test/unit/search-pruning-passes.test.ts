@@ -118,7 +118,11 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     const { store, expander } = index as unknown as { store: IndexStore; expander: QueryExpander };
     // Each word as planned when last (completions: "data" gains "datasets"-like forms) or not; stems ("secure":
     // secure and security) give two expansions.
-    const word = (text: string, last: boolean): PlannedTerm => ({ bit: 0, expansions: expander.expand(parseQuery(text, 1).terms[0]!, last), postings: 0 });
+    const word = (text: string, last: boolean): PlannedTerm => ({
+      bit: 0,
+      expansions: expander.expand(parseQuery(text, 1).terms[0]!, last),
+      postings: 0,
+    });
     const pair = word('secure', false);
     expect(pair.expansions.terms.filter(({ termId }) => store.termBits[termId] !== undefined).length).toBe(2);
     const plans = [
@@ -174,7 +178,9 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     const inPlace = fresh();
     const before = expectExact(inPlace);
     expect(before).toBeGreaterThan(20);
-    agents.filter((agent) => agent.capabilities.includes('vision')).forEach((agent, i) => i % 2 === 0 && inPlace.apply({ ...agent, trustScore: 10 }));
+    agents
+      .filter((agent) => agent.capabilities.includes('vision'))
+      .forEach((agent, i) => i % 2 === 0 && inPlace.apply({ ...agent, trustScore: 10 }));
     expect(expectExact(inPlace)).toBeLessThan(before);
     // New agents under the floor, then above it.
     const added = fresh();

@@ -1,4 +1,4 @@
-import { orInto, popcount32 } from './bitsets';
+import { grownBits, orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { TopK } from './top-k';
 
@@ -24,6 +24,8 @@ export const collectStats = { listed: 0, stopped: 0 };
 
 /** The agents of the last name set `collect` listed whole (a query runs synchronously: one list serves all). */
 let collected = new Int32Array(1024);
+/** All-zero bits for `readFor`'s missing words (never written). */
+let zeros: Uint32Array = new Uint32Array(0);
 
 /**
  * Whether the threshold algorithm rules agents out by which query words their names hold, and whether a name set
@@ -147,7 +149,14 @@ export class NameSplit {
     // words in their names), which may put the bounds of the big sets (one word in the name) below it.
     const { masks, keys } = this;
     for (let i = 0; i < masks.length; i++) keys[masks[i]!] = this.covered[masks[i]!] === 1 ? -Infinity : this.bound(masks[i]!, listValue);
-    masks.sort((a, b) => keys[b]! - keys[a]!);
+    // Stable insertion sort of the few sets, highest key first: Array.prototype.sort's order, no comparator calls.
+    for (let i = 1; i < masks.length; i++) {
+      const mask = masks[i]!;
+      const key = keys[mask]!;
+      let j = i - 1;
+      for (; j >= 0 && keys[masks[j]!]! < key; j--) masks[j + 1] = masks[j]!;
+      masks[j + 1] = mask;
+    }
     let spent = 0;
     for (const mask of masks) {
       const key = keys[mask]!;
@@ -291,32 +300,36 @@ export class NameSplit {
     }
     if (best < 0) return false;
     const words = (this.store.baseSlotCount + 31) >>> 5;
-    const inside: Uint32Array[] = [];
-    const outside: Uint32Array[] = [];
+    // Per word with name bits: its bits and what the set wants of them (all ones inside the set, zero outside).
+    const sets: Uint32Array[] = [];
+    const wants: number[] = [];
     for (let t = 0; t < termCount; t++) {
       const bits = this.wordNameBits(t, words);
-      if (((mask >>> t) & 1) === 0) {
-        if (bits !== undefined) outside.push(bits);
-      } else if (bits === undefined) return false;
-      else inside.push(bits);
+      const inside = ((mask >>> t) & 1) === 1;
+      if (bits === undefined) {
+        if (inside) return false;
+        continue;
+      }
+      sets.push(bits);
+      wants.push(inside ? -1 : 0);
     }
     // No name holds any query word: the set is every agent, and the run's own reading serves it better.
-    if (inside.length === 0 && outside.length === 0) return false;
+    if (sets.length === 0) return false;
     const slots = lists.slots[best]!;
     const from = Math.max(lists.read[best]!, own[best]!);
     // Up to twice as far each time (at least SET_READ_MIN postings), and up to `visits` of the set's agents: as the
     // run's own chunks (threshold.ts), the bar rises as it reads, so the bound is taken again.
     const end = Math.min(slots.length, from + Math.max(SET_READ_MIN, from));
+    // At most four words (maxWords) in one fixed expression (zeros for the rest): V8 makes it a tight loop.
+    zeros = grownBits(zeros, words);
+    const [a = zeros, b = zeros, c = zeros, d = zeros] = sets;
+    const [wa = 0, wb = 0, wc = 0, wd = 0] = wants;
     let left = visits;
     let i = from;
     while (i < end && left > 0) {
       const slot = slots[i++]!;
       const word = slot >>> 5;
-      const bit = 1 << (slot & 31);
-      let holds = true;
-      for (let k = 0; k < inside.length && holds; k++) holds = (inside[k]![word]! & bit) !== 0;
-      for (let k = 0; k < outside.length && holds; k++) holds = (outside[k]![word]! & bit) === 0;
-      if (holds) {
+      if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc) | (d[word]! ^ wd)) & (1 << (slot & 31))) === 0) {
         visit(slot);
         left--;
       }
