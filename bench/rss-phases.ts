@@ -31,6 +31,7 @@ const options = new Command('rss-phases')
   .option('--snapshots <dir>', 'write heap snapshots here')
   .option('--snapshot-after <list>', 'phases after which to write a snapshot (idle = before any load)', '')
   .option('--node-args <args>', 'extra node flags for the server', '')
+  .option('--quiet-amounts', "each phase sends as many requests as that phase served in a quiet-machine bench (main, e51a125's log), not --duration seconds: the garbage a phase leaves depends on how many requests it served")
   .option('--no-gc', 'no forced GC between phases (as the bench runs): the "after gc" figures are left out')
   .parse()
   .opts<{
@@ -44,7 +45,24 @@ const options = new Command('rss-phases')
     snapshotAfter: string;
     nodeArgs: string;
     gc: boolean;
+    quietAmounts?: boolean;
   }>();
+
+/** Requests per phase in the quiet-machine bench of main (e51a125: req/s × 10 s). */
+const QUIET_AMOUNTS: Record<string, number> = {
+  byId: 78_540,
+  bulk: 29_960,
+  list: 27_580,
+  connections: 15_950,
+  search: 20_680,
+  'class one common word': 34_820,
+  'class two common words': 24_120,
+  'class three common words': 17_360,
+  'class typo': 42_980,
+  'class prefix': 29_380,
+  'class exact distinctive word': 35_930,
+  'class filtered POST': 21_260,
+};
 
 const PROBE = `
 const v8 = require('node:v8');
@@ -157,11 +175,12 @@ async function main(): Promise<void> {
     phasePeak = 0;
   };
 
+  let amount: number | undefined;
   const load = async (nextRequest: () => string | { method: 'POST'; path: string; body: string }) => {
     const result = await autocannon({
       url: `http://127.0.0.1:${port}`,
       connections: options.connections,
-      duration: options.duration,
+      ...(amount ? { amount } : { duration: options.duration }),
       requests: [
         {
           setupRequest: (request) => {
@@ -172,14 +191,14 @@ async function main(): Promise<void> {
         },
       ],
     });
-    return result.requests.average;
+    return { rps: result.requests.average, total: result.requests.total };
   };
 
   const pickId = () => agents[random.int(agents.length)]!.id;
   const types = ['coding', 'research', 'data', 'security'];
   const searches = mixedSearches(agents, 2000);
   let next = 0;
-  const phases: [string, () => Promise<number>][] = [
+  const phases: [string, () => Promise<{ rps: number; total: number }>][] = [
     ['byId', () => load(() => `/api/v1/agents/${pickId()}`)],
     ['bulk', () => load(() => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`)],
     [
@@ -205,7 +224,7 @@ async function main(): Promise<void> {
           return `/api/v1/agents/search?${params}`;
         }),
     ],
-    ...SEARCH_CLASSES.map((kind): [string, () => Promise<number>] => [
+    ...SEARCH_CLASSES.map((kind): [string, () => Promise<{ rps: number; total: number }>] => [
       `class ${kind}`,
       () => {
         const queries = classSearches(agents, kind, 1000);
@@ -224,10 +243,11 @@ async function main(): Promise<void> {
   await report('idle');
   for (const [name, run] of phases) {
     if (chosen && !chosen.some((c) => name.startsWith(c))) continue;
+    amount = options.quietAmounts ? QUIET_AMOUNTS[name] : undefined;
     const cpuBefore = cpuMs();
-    const rps = await run();
+    const { rps, total } = await run();
     const cpu = cpuMs() - cpuBefore;
-    console.log(`  ${name}: ${Math.round(rps)} req/s, server CPU ${((cpu * 1000) / (rps * options.duration)).toFixed(1)} µs/request`);
+    console.log(`  ${name}: ${Math.round(rps)} req/s, ${total} requests, server CPU ${((cpu * 1000) / total).toFixed(1)} µs/request`);
     await report(name);
   }
   console.log(`VmHWM ${status().hwm.toFixed(0)} MB (load ${os.loadavg()[0]!.toFixed(2)})`);
