@@ -2,7 +2,7 @@ import v8 from 'node:v8';
 
 /**
  * How far V8 lets the old generation grow past what was live at the last full collection, in percent, for the
- * server process (`serve`): 100 lets it double.
+ * server process (`serve`): 50 lets it grow by half.
  *
  * Why: V8 picks that factor itself after each full collection, from how fast the program promotes objects to the
  * old generation against how fast it can collect them, up to 4× on a machine with memory to spare. The server
@@ -11,10 +11,12 @@ import v8 from 'node:v8';
  * after each phase). But a fast server promotes fast (~1 KB of short-lived request objects per request, at thousands
  * of requests a second), so on a quiet machine V8 chose 4× and the heap filled with up to ~250 MB of garbage before
  * its next full collection: peak RSS climbed phase by phase to 601 MB where d60f1b0, serving fewer requests a
- * second, reached 460 MB. At 2× a full collection comes every ~80 MB promoted (~10 s at 8,000 requests a
- * second; each costs ~10-30 ms, mostly marked concurrently).
+ * second, reached 460 MB. bench/rss-phases.ts --quiet-amounts (each phase as many requests as in that bench):
+ * peak 529 MB at 4× (forced), 457 at 2×, 419 at 1.5×, with the same CPU per request within the noise. At 1.5×
+ * a full collection comes every ~40 MB promoted (~5 s at 8,000 requests a second; each costs ~10-30 ms of the
+ * main thread, the marking mostly concurrent).
  */
-export const SERVER_HEAP_GROWING_PERCENT = 100;
+export const SERVER_HEAP_GROWING_PERCENT = 50;
 
 /**
  * Caps the heap growing factor (V8's `--heap-growing-percent`, read at every full collection, so setting it once
