@@ -99,7 +99,8 @@ async function main() {
   const random = createRandom(3);
   const picks = Array.from({ length: 1 << 16 }, () => ids[random.int(ids.length)]!);
   const pick = (i: number) => picks[i & 0xffff]!;
-  const baseAgents = baseServices.agents as unknown as Loose;
+  // d60f1b0 has agents.update; a base after the seam has agents.edits.update.
+  const baseAgents = ((baseServices.agents as unknown as { edits?: Loose }).edits ?? baseServices.agents) as unknown as Loose;
   const baseReviews = baseServices.reviews as unknown as Loose;
   const before = {
     'review, update (bench loop)': (i: number) =>

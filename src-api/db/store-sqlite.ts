@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Statement } from 'better-sqlite3';
 import { is, SQL } from 'drizzle-orm';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { createMutex } from '../lib/mutex';
@@ -59,6 +60,9 @@ export function sqliteTables(): Tables {
   return Object.fromEntries(entries) as unknown as Tables;
 }
 
+/** The drizzle writes' statements a store keeps prepared (store.run). */
+const STATEMENTS_KEPT = 200;
+
 /** One store per connection: two would each have their own lock, and one connection needs one. */
 const stores = new WeakMap<Db, Store>();
 
@@ -87,6 +91,25 @@ function createSqliteStore(db: Db): Store {
   const tables = sqliteTables();
   // The background jobs running now (runExclusive): within one process, one run of each at a time.
   const runningJobs = new Set<string>();
+
+  /*
+   * A drizzle write (insert, update, delete) by a statement kept for its SQL: drizzle's own run()
+   * has SQLite compile it afresh every time (a review's insert, its marketing post's). The same
+   * statement with the same parameters, as drizzle's toSQL gives them; kept up to STATEMENTS_KEPT
+   * texts, then all dropped (writes with their values inlined would otherwise pile up).
+   */
+  const statements = new Map<string, Statement>();
+  const runQuery = (query: { run(): unknown }): { changes: number } => {
+    const built = query as Partial<{ toSQL(): { sql: string; params: unknown[] } }>;
+    if (typeof built.toSQL !== 'function') return query.run() as { changes: number };
+    const { sql, params } = built.toSQL();
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= STATEMENTS_KEPT) statements.clear();
+      statements.set(sql, (statement = client.prepare(sql)));
+    }
+    return statement.run(...params);
+  };
 
   const current = (): Scope | undefined => {
     const scope = scopes.getStore();
@@ -126,7 +149,7 @@ function createSqliteStore(db: Db): Store {
     t: tables,
     rows: (query) => gated(() => query.all()),
     first: (query) => gated(() => query.get()),
-    run: (query) => gated(() => (is(query, SQL) ? db.run(query) : (query.run() as { changes: number })).changes),
+    run: (query) => gated(() => (is(query, SQL) ? db.run(query) : runQuery(query as { run(): unknown })).changes),
     all: <Row>(query: SQL) => gated(() => db.all<Row>(query)),
     forUpdate: (query) => query,
 
