@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/pg-reads-ab.ts --agents 100000 --base /work/wt/base-x --rounds 3 --seconds 5
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { startPostgres } from '../test/helpers/postgres-server';
 import { createRandom, generateAgents, writeAgentsJsonl } from './lib/dataset';
-import { freePort, health, runToEnd, waitFor, waitForHealth } from './lib/server-process';
+import { freePort, health, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const options = new Command()
   .option('--agents <n>', 'agents imported', (v) => Number(v), 100_000)
@@ -29,7 +29,17 @@ const options = new Command()
   .option('--only <loads>', 'comma-separated loads: byId,list,search')
   .option('--statements', 'print the statements PostgreSQL spent most time on, per load')
   .parse()
-  .opts<{ agents: number; base?: string; base2?: string; rounds: number; seconds: number; connections: number; cpuProf?: string; only?: string; statements?: boolean }>();
+  .opts<{
+    agents: number;
+    base?: string;
+    base2?: string;
+    rounds: number;
+    seconds: number;
+    connections: number;
+    cpuProf?: string;
+    only?: string;
+    statements?: boolean;
+  }>();
 
 const root = path.resolve(import.meta.dirname, '..');
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-reads-ab-'));
@@ -63,16 +73,20 @@ try {
   ];
   const results = new Map<string, { rps: number[]; statements: number[] }>();
 
-  const statements = () => Number(postgres.query(`SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench')`, 'bench'));
+  const statements = () =>
+    Number(
+      postgres.query(
+        `SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench')`,
+        'bench',
+      ),
+    );
   for (let round = 0; round < options.rounds; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const port = await freePort();
-      const prof = options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf), '--cpu-prof-name', `${side.name}-${round}.cpuprofile`] : [];
-      const server = spawn(
-        'node',
-        [...prof, 'out/api/serve.js', '--port', String(port), '--data-dir', work, '--no-demo-data', '--rate-limit', 'off', '--search-cache', 'off', '--database', url],
-        { cwd: side.dir, stdio: ['ignore', 'ignore', 'inherit'] },
-      );
+      const prof = options.cpuProf
+        ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf), '--cpu-prof-name', `${side.name}-${round}.cpuprofile`]
+        : [];
+      const server = spawnServer(port, work, { nodeArgs: prof, root: side.dir, databaseArgs: ['--database', url] });
       children.push(server);
       const base = `http://127.0.0.1:${port}/api/v1`;
       await waitForHealth(`${base}/health`, 60_000);
@@ -115,11 +129,17 @@ try {
     let line = `${name}: new ${Math.round(median(mine.rps))} req/s (${median(mine.statements).toFixed(2)} statements/request)`;
     for (const other of ['base', 'base2']) {
       const theirs = results.get(`${name} ${other}`);
-      if (theirs) line += `, ${other} ${Math.round(median(theirs.rps))} (${median(theirs.statements).toFixed(2)}): ${(median(mine.rps) / median(theirs.rps)).toFixed(2)}×`;
+      if (theirs)
+        line += `, ${other} ${Math.round(median(theirs.rps))} (${median(theirs.statements).toFixed(2)}): ${(median(mine.rps) / median(theirs.rps)).toFixed(2)}×`;
     }
     console.log(line);
   }
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   for (const child of children) child.kill('SIGKILL');
   postgres.stop();

@@ -10,7 +10,7 @@
  *
  * One server at a time; the data dir (one per checkout: the schema may differ) is imported once and kept.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,7 @@ import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { classSearches, createRandom, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { filtersOf } from './lib/measure';
-import { freePort, runToEnd, waitFor, waitForHealth } from './lib/server-process';
+import { freePort, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
 const options = new Command('rss-phases')
@@ -31,7 +31,10 @@ const options = new Command('rss-phases')
   .option('--snapshots <dir>', 'write heap snapshots here')
   .option('--snapshot-after <list>', 'phases after which to write a snapshot (idle = before any load)', '')
   .option('--node-args <args>', 'extra node flags for the server', '')
-  .option('--quiet-amounts', "each phase sends as many requests as that phase served in a quiet-machine bench (main, e51a125's log), not --duration seconds: the garbage a phase leaves depends on how many requests it served")
+  .option(
+    '--quiet-amounts',
+    "each phase sends as many requests as that phase served in a quiet-machine bench (main, e51a125's log), not --duration seconds: the garbage a phase leaves depends on how many requests it served",
+  )
   .option('--no-gc', 'no forced GC between phases (as the bench runs): the "after gc" figures are left out')
   .parse()
   .opts<{
@@ -98,26 +101,13 @@ async function main(): Promise<void> {
   fs.writeFileSync(probeFile, PROBE);
 
   const port = await freePort();
-  const server: ChildProcess = spawn(
-    'node',
-    [
-      '--expose-gc',
-      ...options.nodeArgs.split(' ').filter(Boolean),
-      '-r',
-      probeFile,
-      'out/api/serve.js',
-      '--port',
-      String(port),
-      '--data-dir',
-      dataDir,
-      '--no-demo-data',
-      '--rate-limit',
-      'off',
-      '--search-cache',
-      'off',
-    ],
-    { cwd: options.root, stdio: ['ignore', options.nodeArgs ? 'inherit' : 'ignore', 'inherit', 'ipc'] },
-  );
+  const nodeArgs = options.nodeArgs.split(' ').filter(Boolean);
+  const server: ChildProcess = spawnServer(port, dataDir, {
+    nodeArgs: ['--expose-gc', ...nodeArgs, '-r', probeFile],
+    root: options.root,
+    stdout: nodeArgs.length > 0,
+    ipc: true,
+  });
   process.once('exit', () => server.kill('SIGKILL'));
   const base = `http://127.0.0.1:${port}/api/v1`;
   await waitForHealth(`${base}/health`, 60_000);

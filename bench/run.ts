@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     const startupStarted = performance.now();
     // Cache off: every figure but the "cache on" rows is the engine's own.
-    const server = spawnServer(port, dataDir, false, databaseArgs);
+    const server = spawnServer(port, dataDir, { databaseArgs });
     children.push(server);
     const base = `http://127.0.0.1:${port}/api/v1`;
     await waitForHealth(`${base}/health`, 60_000);
@@ -250,7 +250,7 @@ async function main(): Promise<void> {
 
     // The same classes with the result cache on (informative: the goals are for the engine alone).
     const cachedPort = await freePort();
-    const cachedServer = spawnServer(cachedPort, dataDir, true, databaseArgs);
+    const cachedServer = spawnServer(cachedPort, dataDir, { cache: true, databaseArgs });
     children.push(cachedServer);
     const cachedBase = `http://127.0.0.1:${cachedPort}/api/v1`;
     await waitForHealth(`${cachedBase}/health`, 60_000);

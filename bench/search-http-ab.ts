@@ -13,7 +13,7 @@
  * `--profile FILE`: a CPU profile of this checkout's server during its timed loads only (in-process only).
  * The database is the one bench/search-service-ab.ts generates (run that first for a new size). Not a test.
  */
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import * as ownConfig from '../src-api/config';
 import * as ownConsole from '../src-api/console/console.extensions';
 import * as ownServer from '../src-api/server';
 import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
-import { freePort } from './lib/server-process';
+import { freePort, spawnServer } from './lib/server-process';
 
 const argument = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
@@ -73,11 +73,7 @@ async function settled(origin: string): Promise<void> {
 async function start(name: string, dir: string | undefined): Promise<Variant> {
   if (process.argv.includes('--spawn')) {
     const port = await freePort();
-    const args = ['out/api/serve.js', '--port', String(port), '--data-dir', dataDir, '--no-demo-data', '--rate-limit', 'off'];
-    const server = spawn('node', [...args, '--search-cache', cache ? 'on' : 'off'], {
-      cwd: dir ?? path.resolve(import.meta.dirname, '..'),
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const server = spawnServer(port, dataDir, { cache, root: dir });
     const origin = `http://127.0.0.1:${port}`;
     await settled(origin);
     return {

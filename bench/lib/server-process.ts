@@ -10,10 +10,26 @@ import { performance } from 'node:perf_hooks';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-export function spawnServer(port: number, dataDir: string, cache: boolean, databaseArgs: string[] = []): ChildProcess {
+export interface ServerOptions {
+  /** `--search-cache on` (off by default: the goals are met without it). */
+  cache?: boolean;
+  /** The store's flags, such as `--database-url` (SQLite in the data dir when empty). */
+  databaseArgs?: string[];
+  /** Node's own flags, before the script (`--expose-gc`, `-r probe.cjs`, `--trace-gc`). */
+  nodeArgs?: string[];
+  /** The checkout whose out/api/serve.js runs (another one for an A/B). */
+  root?: string;
+  /** Show the server's stdout (what node flags print there); it is dropped by default. */
+  stdout?: boolean;
+  /** An IPC channel, for a preload that answers the bench's questions inside the server. */
+  ipc?: boolean;
+}
+
+export function spawnServer(port: number, dataDir: string, options: ServerOptions = {}): ChildProcess {
   return spawn(
     'node',
     [
+      ...(options.nodeArgs ?? []),
       'out/api/serve.js',
       '--port',
       String(port),
@@ -23,10 +39,13 @@ export function spawnServer(port: number, dataDir: string, cache: boolean, datab
       '--rate-limit',
       'off',
       '--search-cache',
-      cache ? 'on' : 'off',
-      ...databaseArgs,
+      options.cache ? 'on' : 'off',
+      ...(options.databaseArgs ?? []),
     ],
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      cwd: options.root ?? root,
+      stdio: ['ignore', options.stdout ? 'inherit' : 'ignore', 'inherit', ...(options.ipc ? (['ipc'] as const) : [])],
+    },
   );
 }
 
