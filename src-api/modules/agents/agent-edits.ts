@@ -340,9 +340,8 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
         const bookkeeping = { agentCardEtag: card.etag, agentCardFetchedAt: isoNow(clock) };
         const changedFields = [...fields, ...(skillsChanged ? ['skills'] : [])];
         if (changedFields.length === 0) {
-          const touched = { ...current, ...bookkeeping };
-          await writes.touch(touched);
-          return touched;
+          await writes.touch(id, bookkeeping);
+          return { ...current, ...bookkeeping };
         }
         const next = writes.changedRow(current, { ...changes, ...(skillsChanged && { skills: card.skills }), ...bookkeeping });
         const [written] = await writes.write([{ kind: 'update', current, next, changedFields }], { emitEvents: true });
@@ -364,7 +363,7 @@ export function createAgentEdits({ store, writes, audit, clock = systemClock, id
     touchAgentCard(id: string): Promise<void> {
       return store.transaction(async () => {
         const current = await lockedRow(id);
-        if (current) await writes.touch({ ...current, agentCardFetchedAt: isoNow(clock) });
+        if (current) await writes.touch(id, { agentCardFetchedAt: isoNow(clock) });
       });
     },
   };

@@ -234,11 +234,13 @@ export function createAgentWrites({ db, store, clock, events, onCommitted }: Age
       if (store.dialect === 'postgres') await holdCursorPg(pgCursor());
     },
 
-    /** Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched): no version, no change_seq. */
-    async touch(row: AgentRow): Promise<void> {
-      if (store.dialect === 'sqlite')
-        await store.run({ run: () => statements().updateRow.run(...UPDATE_KEYS.map((key) => driverValue(row, key)), row.id) });
-      else await store.run(updateOf(row));
+    /**
+     * Bookkeeping columns that are no change of the agent (when its Agent Card was last fetched, its
+     * ETag): no version, no change_seq. Only those columns are set, so no index is rewritten.
+     */
+    async touch(id: string, bookkeeping: Partial<Pick<AgentRow, 'agentCardEtag' | 'agentCardFetchedAt'>>): Promise<void> {
+      const { agents } = store.t;
+      await store.run(store.db.update(agents).set(bookkeeping).where(eq(agents.id, id)));
     },
 
     /** New trust scores (the age part moves daily), in one transaction: each a change like any other (change_seq), nothing else touched. */
