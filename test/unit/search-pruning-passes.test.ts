@@ -190,4 +190,48 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     for (const agent of newcomers) added.apply({ ...agent, trustScore: 30 });
     expect(expectExact(added)).toBeGreaterThan(before);
   });
+
+  it('keeps type filters exact while types change in place, agents come and go, and after a compaction', () => {
+    const agents = corpus(7, 6_000);
+    const index = new SearchIndex();
+    for (const agent of agents) index.apply(agent);
+    index.compact();
+    // Per type, with the rare capability (the sparse path, its candidates split by type) and without (an AND with the type's bits).
+    const expectExact = (): number[] => {
+      const totals: number[] = [];
+      let sparse = 0;
+      for (const type of AGENT_TYPES) {
+        for (const filters of [
+          { type, capabilities: ['vision'] },
+          { type, capabilities: ['vision'], minTrust: 10 },
+          { type },
+        ] as SearchFilters[]) {
+          for (const q of ['data', 'agent data', 'secure model']) {
+            const pruned = index.search(q, 20, filters, 'pruned');
+            // (No match with every word: the sparse path hands over to the passes, for agents with any word.)
+            if (filters.capabilities && matchingStats.path === 'sparse') sparse++;
+            expect(pruned, JSON.stringify({ q, filters })).toEqual(index.search(q, 20, filters, 'exhaustive'));
+            totals.push(pruned.total);
+          }
+        }
+      }
+      expect(sparse).toBeGreaterThan(AGENT_TYPES.length * 4);
+      return totals;
+    };
+    const before = expectExact();
+    // Half the vision agents change type in place (same text: same slot), so each type's list gains and loses agents.
+    const vision = agents.filter((agent) => agent.capabilities.includes('vision'));
+    const next = (type: string) => AGENT_TYPES[(AGENT_TYPES.indexOf(type as never) + 1) % AGENT_TYPES.length]!;
+    vision.forEach((agent, i) => i % 2 === 0 && index.apply({ ...agent, type: next(agent.type) }));
+    const changed = expectExact();
+    expect(changed).not.toEqual(before);
+    // New agents (tail slots) of each type, and some unlisted.
+    for (const [i, agent] of corpus(8, 400, 'q').entries())
+      index.apply({ ...agent, capabilities: ['vision'], type: AGENT_TYPES[i % AGENT_TYPES.length]! });
+    vision.forEach((agent, i) => i % 3 === 1 && index.apply({ ...agent, listed: false }));
+    const added = expectExact();
+    expect(added).not.toEqual(changed);
+    index.compact();
+    expect(expectExact()).toEqual(added);
+  });
 });

@@ -34,7 +34,13 @@ export function buildAccelerators(store: IndexStore, tieOrder = true): void {
   const slots = store.slotCount;
   const words = (slots + 31) >>> 5;
   store.aliveBits = new Uint32Array(Math.max(words, (store.capacity + 31) >>> 5));
-  for (let slot = 0; slot < slots; slot++) if (store.alive[slot] === 1) setBit(store.aliveBits, slot);
+  store.typeBits = [];
+  store.typeEpoch++;
+  for (let slot = 0; slot < slots; slot++) {
+    if (store.alive[slot] !== 1) continue;
+    setBit(store.aliveBits, slot);
+    store.addLiveType(slot, store.typeCodes[slot]!);
+  }
   store.baseSlotCount = slots;
   buildIdRanks(store);
 

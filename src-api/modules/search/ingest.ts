@@ -52,7 +52,13 @@ export class Ingester {
     const contentHash = contentHashOf(agent);
     if (slot !== undefined && store.contentHashes[slot] === contentHash) {
       noteTrustChange(store, slot, agent.trustScore);
-      store.typeCodes[slot] = typeCodeOf(agent.type);
+      const typeCode = typeCodeOf(agent.type);
+      if (store.typeCodes[slot] !== typeCode) {
+        store.removeLiveType(slot, store.typeCodes[slot]!);
+        store.addLiveType(slot, typeCode);
+        store.typeCodes[slot] = typeCode;
+        store.typeEpoch++;
+      }
       store.deprecated[slot] = agent.status === 'deprecated' ? 1 : 0;
       return;
     }
@@ -156,6 +162,7 @@ export class Ingester {
     store.slotById.set(agent.id, slot);
     store.liveCount++;
     setBit(store.aliveBits, slot);
+    store.addLiveType(slot, store.typeCodes[slot]!);
     addNameEntry(store, slot);
   }
 
@@ -163,6 +170,7 @@ export class Ingester {
     const store = this.store;
     store.alive[slot] = 0;
     clearBit(store.aliveBits, slot);
+    store.removeLiveType(slot, store.typeCodes[slot]!);
     store.slotById.delete(store.docIds[slot]!);
     for (let field = 0; field < FIELD_COUNT; field++) {
       store.fieldLengthSums[field] = store.fieldLengthSums[field]! - store.fieldLengths[slot * FIELD_COUNT + field]!;

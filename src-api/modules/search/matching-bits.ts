@@ -2,6 +2,7 @@ import { andInto, countBits, orInto, popcount32, setBit } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { PruningScratch } from './pruning-scratch';
 import type { PlannedTerm, PreparedFilter } from './scoring';
+import { slotsOfType } from './type-lists';
 
 /** Which way step 1 found the last query's matches (for tests and the bench). */
 export const matchingStats: { path: 'sparse' | 'single word' | 'fused' | 'passes' } = { path: 'passes' };
@@ -230,9 +231,14 @@ function sparseMatching(
     }
     sets.push(wordSets);
   }
-  const { marks, aliveBits, typeCodes, trust } = store;
+  const { marks, aliveBits, trust } = store;
   matching.fill(0, 0, words);
-  const matched = scratch.matchedSlots(candidates.length);
+  // A type filter: the live agents of that type (one bit each, a few KB that stay in cache), else every live one.
+  const live = typeCode >= 0 ? store.typeBits[typeCode] : aliveBits;
+  if (live === undefined) return 0;
+  // With a type filter, only the candidates of that type (split once per list): the rest would fail the type test.
+  const scanned = typeCode >= 0 ? slotsOfType(store, candidates, typeCode) : candidates;
+  const matched = scratch.matchedSlots(scanned.length);
   // Up to three words of one or two expansions (a word's one bitset standing in as its second, a first word's for
   // missing words): a fixed shape, which V8 compiles to a tight loop; a loop over a list of bitsets it does not.
   const fixed = FUSED.enabled && sets.length <= 3 && sets.every((wordSets) => wordSets.length >= 1 && wordSets.length <= 2);
@@ -248,13 +254,12 @@ function sparseMatching(
   // A floor no agent's trust is under passes every agent: no trust load per candidate.
   const checkTrust = minTrust > store.lowestTrust;
   let count = 0;
-  for (let i = 0; i < candidates.length; i++) {
-    const slot = candidates[i]!;
-    // The type first: one byte, and it turns most candidates away (a type filter passes one agent in several).
-    if (typeCode >= 0 && typeCodes[slot] !== typeCode) continue;
+  for (let i = 0; i < scanned.length; i++) {
+    const slot = scanned[i]!;
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
-    if ((aliveBits[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
+    // Live, and of the type now (the split is by the types at the time it was made).
+    if ((live[word]! & bit) === 0 || (matching[word]! & bit) !== 0) continue;
     let all = true;
     if (fixed) all = ((a[word]! | b[word]!) & (c[word]! | d[word]!) & (e[word]! | f[word]!) & bit) !== 0;
     else
@@ -272,9 +277,16 @@ function sparseMatching(
   return count;
 }
 
+/** No slots (a type no agent has). */
+const NONE = new Uint32Array(0);
+
 /** Clears the bits of agents of another type or below the trust floor; returns how many bits are left. */
 function retainTypeAndTrust(store: IndexStore, bits: Uint32Array, words: number, typeCode: number, minTrust: number): number {
-  const { typeCodes, trust } = store;
+  // The type: an AND with its live agents' bits (none of that type: all cleared).
+  if (typeCode >= 0) andInto(bits, store.typeBits[typeCode] ?? NONE, words);
+  // A floor no agent's trust is under passes every agent (see sparseMatching).
+  if (!(minTrust > store.lowestTrust)) return countBits(bits, words);
+  const { trust } = store;
   let count = 0;
   for (let w = 0; w < words; w++) {
     let word = bits[w]!;
@@ -283,7 +295,7 @@ function retainTypeAndTrust(store: IndexStore, bits: Uint32Array, words: number,
     while (word !== 0) {
       const lowest = word & -word;
       const slot = (w << 5) + 31 - Math.clz32(lowest);
-      if ((typeCode >= 0 && typeCodes[slot] !== typeCode) || trust[slot]! < minTrust) kept &= ~lowest;
+      if (trust[slot]! < minTrust) kept &= ~lowest;
       word ^= lowest;
     }
     bits[w] = kept;
