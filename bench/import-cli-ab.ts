@@ -1,0 +1,58 @@
+/**
+ * `cli import` as the bench runs it (bench/run.ts: the compiled CLI, a fresh data dir, the bench's
+ * generated agents), this checkout against another, alternating one CLI process each:
+ *
+ *   npx tsx bench/import-cli-ab.ts /path/to/other/checkout [agents=100000] [rounds=5]
+ *
+ * Both checkouts need their out/api built (`npm run build:api`). Prints each version's median wall
+ * time and CPU time (user + system of the CLI process, steadier than wall on a loaded machine) and
+ * the ratios this ÷ other.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateAgents, writeAgentsJsonl } from './lib/dataset';
+
+const [otherRoot, agentsArg, roundsArg] = process.argv.slice(2);
+if (!otherRoot) throw new Error('usage: npx tsx bench/import-cli-ab.ts /path/to/other/checkout [agents] [rounds]');
+const count = Number(agentsArg ?? 100_000);
+const rounds = Number(roundsArg ?? 5);
+const versions = [
+  { name: 'this', root: path.resolve(import.meta.dirname, '..') },
+  { name: 'other', root: path.resolve(otherRoot) },
+];
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-import-cli-ab-'));
+try {
+  const file = path.join(work, 'agents.jsonl');
+  await writeAgentsJsonl(file, generateAgents(count));
+  const samples = new Map(versions.map(({ name }) => [name, { wall: [] as number[], cpu: [] as number[] }]));
+  const loads: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const { name, root } of r % 2 === 0 ? versions : [...versions].reverse()) {
+      const dataDir = path.join(work, `data-${name}-${r}`);
+      loads.push(os.loadavg()[0]!);
+      // /usr/bin/time: the CLI process's own wall and CPU seconds, on stderr's last line.
+      const result = spawnSync('/usr/bin/time', ['-f', '%e %U %S', 'node', 'out/api/cli.js', 'import', file, '--data-dir', dataDir], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+      if (result.status !== 0) throw new Error(`${name}: cli import failed\n${result.stderr}`);
+      const [wall, user, system] = result.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+      samples.get(name)!.wall.push(wall!);
+      samples.get(name)!.cpu.push(user! + system!);
+      console.error(`  round ${r + 1} ${name}: wall ${wall!.toFixed(2)} s, cpu ${(user! + system!).toFixed(2)} s`);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+  const [mine, theirs] = versions.map(({ name }) => samples.get(name)!);
+  console.log(
+    `cli import of ${count} agents, ${rounds} rounds, load ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}\n` +
+      `wall this ${median(mine!.wall).toFixed(2)} s  other ${median(theirs!.wall).toFixed(2)} s  this/other ${(median(mine!.wall) / median(theirs!.wall)).toFixed(3)}\n` +
+      `cpu  this ${median(mine!.cpu).toFixed(2)} s  other ${median(theirs!.cpu).toFixed(2)} s  this/other ${(median(mine!.cpu) / median(theirs!.cpu)).toFixed(3)}`,
+  );
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
+}
