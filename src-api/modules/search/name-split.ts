@@ -320,18 +320,40 @@ export class NameSplit {
     // Up to twice as far each time (at least SET_READ_MIN postings), and up to `visits` of the set's agents: as the
     // run's own chunks (threshold.ts), the bar rises as it reads, so the bound is taken again.
     const end = Math.min(slots.length, from + Math.max(SET_READ_MIN, from));
-    // At most four words (maxWords) in one fixed expression (zeros for the rest): V8 makes it a tight loop.
+    // One fixed expression per count of bitsets (zeros for missing words): V8 makes each a tight loop. Most postings
+    // are not the set's, so fewer words load (and keep in cache) fewer bitsets: three words 0.90x the index time.
     zeros = grownBits(zeros, words);
     const [a = zeros, b = zeros, c = zeros, d = zeros] = sets;
     const [wa = 0, wb = 0, wc = 0, wd = 0] = wants;
     let left = visits;
     let i = from;
-    while (i < end && left > 0) {
-      const slot = slots[i++]!;
-      const word = slot >>> 5;
-      if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc) | (d[word]! ^ wd)) & (1 << (slot & 31))) === 0) {
-        visit(slot);
-        left--;
+    if (sets.length <= 2) {
+      while (i < end && left > 0) {
+        const slot = slots[i++]!;
+        const word = slot >>> 5;
+        if ((((a[word]! ^ wa) | (b[word]! ^ wb)) & (1 << (slot & 31))) === 0) {
+          visit(slot);
+          left--;
+        }
+      }
+    } else if (sets.length === 3) {
+      while (i < end && left > 0) {
+        const slot = slots[i++]!;
+        const word = slot >>> 5;
+        if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc)) & (1 << (slot & 31))) === 0) {
+          visit(slot);
+          left--;
+        }
+      }
+    } else {
+      // At most four words (maxWords).
+      while (i < end && left > 0) {
+        const slot = slots[i++]!;
+        const word = slot >>> 5;
+        if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc) | (d[word]! ^ wd)) & (1 << (slot & 31))) === 0) {
+          visit(slot);
+          left--;
+        }
       }
     }
     own[best] = i;
