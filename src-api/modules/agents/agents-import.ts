@@ -1,5 +1,6 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { Store } from '../../db/store';
+import { settleBulkWrite } from '../../db/bulk-write';
 import type { Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
 import type { AuditService } from '../audit/audit.service';
@@ -146,7 +147,10 @@ export async function importAgents(
       }
       return writeImport(deps, planned, options, total);
     });
-    if (outcome !== LOCK_AGAIN) return outcome;
+    if (outcome !== LOCK_AGAIN) {
+      await settleBulkWrite(deps.store, deps.store.t.agents, outcome.created + outcome.updated);
+      return outcome;
+    }
   }
 }
 
