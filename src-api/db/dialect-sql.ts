@@ -51,3 +51,14 @@ export function containsIgnoringCase(store: Store, column: AnySQLiteColumn, text
 export function jsonText(store: Store, column: AnySQLiteColumn, key: string): SQL<string | null> {
   return store.dialect === 'sqlite' ? sql`json_extract(${column}, ${`$.${key}`})` : sql`(${column} ->> ${key})`;
 }
+
+/**
+ * `column` is one of `values` (text), bound as one parameter whatever their number: SQLite reads a JSON array
+ * with json_each, PostgreSQL a text[] with ANY. One statement for thousands of ids, where an IN list of
+ * placeholders would be built, bound and compiled again for every few hundred.
+ */
+export function inTextList(store: Store, column: AnySQLiteColumn, values: readonly string[]): SQL {
+  return store.dialect === 'sqlite'
+    ? sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`
+    : sql`${column} = ANY(${sql.param(values)}::text[])`;
+}

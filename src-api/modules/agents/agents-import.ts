@@ -1,4 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm';
+import { inTextList } from '../../db/dialect-sql';
 import type { Store } from '../../db/store';
 import { settleBulkWrite } from '../../db/bulk-write';
 import type { Clock } from '../../lib/clock';
@@ -112,6 +113,11 @@ interface Plan {
 }
 
 const LOOKUP_CHUNK = 500;
+/**
+ * Ids looked up per statement in loadRows: 100,000 new agents' ids took 200 statements of 500 placeholders
+ * each (~300 ms of CPU, built, bound and compiled each time), 10 of one parameter take ~80 ms.
+ */
+const ROWS_CHUNK = 10_000;
 
 export async function importAgents(
   deps: ImportDeps,
@@ -349,12 +355,13 @@ async function lockUpdatedRows(store: Store, plan: Plan): Promise<{ has(id: stri
   return new Set(ids);
 }
 
+/** The rows of these ids that exist, by id: a statement per ROWS_CHUNK ids, all bound as one parameter (inTextList). */
 async function loadRows(store: Store, idList: readonly string[]): Promise<Map<string, AgentRow>> {
   const { agents } = store.t;
   const rows = new Map<string, AgentRow>();
-  for (let i = 0; i < idList.length; i += LOOKUP_CHUNK) {
-    const chunk = idList.slice(i, i + LOOKUP_CHUNK);
-    for (const row of await store.rows(store.db.select().from(agents).where(inArray(agents.id, chunk)))) rows.set(row.id, row);
+  for (let i = 0; i < idList.length; i += ROWS_CHUNK) {
+    const chunk = idList.slice(i, i + ROWS_CHUNK);
+    for (const row of await store.rows(store.db.select().from(agents).where(inTextList(store, agents.id, chunk)))) rows.set(row.id, row);
   }
   return rows;
 }
