@@ -68,13 +68,20 @@ let service = [];
 let turnStarts = [];
 let turnOf = [];
 let ticking = false;
-const tick = () => { turnStarts.push(performance.now()); if (ticking) setImmediate(tick); };
+// With each mark, this thread's time on the CPU and waiting for one (runnable, not running), from /proc (Linux), in ms.
+const fs = require('node:fs');
+let turnCpu = [];
+const schedstat = () => { try { return fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map((x) => Number(x) / 1e6); } catch { return [0, 0]; } };
+const tick = () => { turnStarts.push(performance.now()); const [run, wait] = schedstat(); turnCpu.push(run, wait); if (ticking) setImmediate(tick); };
+let slow = [];
 dc.subscribe('http.server.request.start', ({ request }) => starts.set(request, performance.now()));
 dc.subscribe('http.server.response.finish', ({ request }) => {
   const t = starts.get(request);
   if (t === undefined) return;
-  service.push(performance.now() - t);
+  const ms = performance.now() - t;
+  service.push(ms);
   turnOf.push(t);
+  if (ms > 5) slow.push([request.method + ' ' + request.url, ms]);
 });
 let elu = performance.eventLoopUtilization();
 process.on('message', (m) => {
@@ -83,8 +90,8 @@ process.on('message', (m) => {
   if (m.turns && !ticking) setImmediate(tick);
   ticking = Boolean(m.turns);
   const answer = { gcs, eld: { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6, mean: eld.mean / 1e6 },
-    service, starts: turnOf, turnStarts, elu: performance.eventLoopUtilization(elu).utilization };
-  gcs = []; service = []; turnOf = []; turnStarts = []; eld.reset(); elu = performance.eventLoopUtilization();
+    service, starts: turnOf, turnStarts, turnCpu, slow, elu: performance.eventLoopUtilization(elu).utilization };
+  gcs = []; service = []; turnOf = []; turnStarts = []; turnCpu = []; slow = []; eld.reset(); elu = performance.eventLoopUtilization();
   process.send({ probe: 'tail', ...answer });
 });
 `;
@@ -222,7 +229,7 @@ async function main(): Promise<void> {
       await waitForHealth(`${base}/health`, 60_000);
       await waitFor(base, (p) => p.agents_indexed >= options.agents && p.idle);
       const probe = (turns = false) =>
-        new Promise<{ gcs: [string, number, number][]; eld: Record<string, number>; service: number[]; starts: number[]; turnStarts: number[]; elu: number }>(
+        new Promise<{ gcs: [string, number, number][]; eld: Record<string, number>; service: number[]; starts: number[]; turnStarts: number[]; turnCpu: number[]; slow: [string, number][]; elu: number }>(
           (resolve) => {
           const onMessage = (m: { probe?: string }) => {
             if (m?.probe !== 'tail') return;
@@ -263,7 +270,10 @@ async function main(): Promise<void> {
           }
           await watcher.end();
         })();
+        const cpuBefore = [cpuMs(`/proc/${server.pid}/stat`), cpuMs(`/proc/${server.pid}/task/${server.pid}/stat`)];
         const r = await load(`http://127.0.0.1:${port}`, requests);
+        const cpuAll = cpuMs(`/proc/${server.pid}/stat`) - cpuBefore[0]!;
+        const cpuMain = cpuMs(`/proc/${server.pid}/task/${server.pid}/stat`) - cpuBefore[1]!;
         sampling = false;
         await sampler;
         if (postgres) {
@@ -291,6 +301,7 @@ async function main(): Promise<void> {
         if (postgres) console.log(`    ${await vacuumStats()}`);
         console.log(
           `${key}: ${Math.round(r.rps)} req/s, latency p50 ${r.p50} p90 ${r.p90} p99 ${r.p99} max ${r.max} ms${r.failures ? `, ${r.failures} failures` : ''} (load ${os.loadavg()[0]!.toFixed(2)})\n` +
+            `    server CPU per request ${f1((cpuAll * 1000) / (r.rps * options.duration))} µs, of which other threads than the main one (GC helpers, libuv) ${((100 * (cpuAll - cpuMain)) / cpuAll).toFixed(0)} %\n` +
             `    server: ELU ${p.elu.toFixed(2)}, loop delay p50 ${f1(p.eld.p50!)} p99 ${f1(p.eld.p99!)} max ${f1(p.eld.max!)} ms; ` +
             `service p50 ${f1(quantile(service, 0.5))} p99 ${f1(quantile(service, 0.99))} max ${f1(quantile(service, 1))} ms\n` +
             `    gc: ${[...byKind].map(([kind, k]) => `${kind} ${k.n}× total ${Math.round(k.total)} max ${f1(k.max)} ms`).join('; ')}\n` +
@@ -310,13 +321,26 @@ async function main(): Promise<void> {
   if (postgres) fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
+/** A process's or thread's CPU time so far (user + system), in ms, from its /proc stat file (clock ticks at 100 Hz). */
+function cpuMs(file: string): number {
+  const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /**
  * The server's event-loop turns during the load: their length, requests per turn, and each request's turn length
  * (what a request waits is about the turn it is served in); for the longest 1 % of turns (by requests in them),
  * how their time splits into request handling (the sum of the services that started in them), GC pauses, and
  * the rest (the loop's own work, parsing, writes, time off the CPU).
  */
-function turnBreakdown(p: { gcs: [string, number, number][]; service: number[]; starts: number[]; turnStarts: number[] }): string {
+function turnBreakdown(p: {
+  gcs: [string, number, number][];
+  service: number[];
+  starts: number[];
+  turnStarts: number[];
+  turnCpu: number[];
+  slow: [string, number][];
+}): string {
   const bounds = p.turnStarts;
   if (bounds.length < 3) return 'not sampled';
   const n = bounds.length - 1;
@@ -357,11 +381,19 @@ function turnBreakdown(p: { gcs: [string, number, number][]; service: number[]; 
   const slowWork = sum(slowTurns.map((i) => work[i]!));
   const slowGc = sum(slowTurns.map((i) => gc[i]!));
   const share = (x: number) => `${((100 * x) / slowLength).toFixed(0)} %`;
+  const cpu = (i: number) => p.turnCpu[2 * (i + 1)]! - p.turnCpu[2 * i]!;
+  const waited = (i: number) => p.turnCpu[2 * (i + 1) + 1]! - p.turnCpu[2 * i + 1]!;
+  const typical = busy.filter((i) => length(i) < cutoff);
+  const typicalLength = sum(typical.map(length));
+  const slowest5 = [...p.slow].sort((a, b) => b[1] - a[1]).slice(0, 3);
   return (
     `${busy.length} with requests, ${sizes[Math.floor(sizes.length / 2)]} requests each (p99 ${quantile(sizes, 0.99)}); ` +
     `length p50 ${f1(quantile(lengths, 0.5))} p99 ${f1(quantile(lengths, 0.99))} ms; a request's turn p50 ${f1(quantile(perRequest, 0.5))} ` +
     `p99 ${f1(quantile(perRequest, 0.99))} ms; its slowest 1 % of requests' turns (${slowTurns.length}, ≥ ${f1(cutoff)} ms): ` +
-    `handling ${share(slowWork)}, gc ${share(slowGc)}, rest ${share(slowLength - slowWork - slowGc)}`
+    `handling ${share(slowWork)}, gc ${share(slowGc)}, rest ${share(slowLength - slowWork - slowGc)}; ` +
+    `main thread on the CPU ${share(sum(slowTurns.map(cpu)))}, runnable but waiting for a CPU ${share(sum(slowTurns.map(waited)))} ` +
+    `(the other turns: ${((100 * sum(typical.map(cpu))) / typicalLength).toFixed(0)} % and ${((100 * sum(typical.map(waited))) / typicalLength).toFixed(0)} %)\n` +
+    `    requests over 5 ms: ${p.slow.length}; slowest ${slowest5.map(([what, ms]) => `${f1(ms)} ms ${what.slice(0, 70)}`).join('; ')}`
   );
 }
 
