@@ -18,7 +18,8 @@ import { createConfig } from '../src-api/config';
 import { openDatabase } from '../src-api/db/client';
 import { API_PREFIX } from '../src-api/http/app';
 import type { Services } from '../src-api/services';
-import { AB_WORDS, abOptions, alternate, loadAverage, seedAbAgents, servicesSideBySide } from './lib/alternate';
+import { AB_WORDS, abOptions, alternate, seedAbAgents, servicesSideBySide } from './lib/alternate';
+import { loadAverage } from './lib/cli';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 400 });
 

@@ -19,7 +19,8 @@ import { openDatabase } from '../src-api/db/client';
 import { API_PREFIX } from '../src-api/http/app';
 import type { Services } from '../src-api/services';
 import { agents } from '../src-api/modules/agents/agents.table';
-import { abOptions, alternate, loadAverage, seedAbAgents, servicesSideBySide } from './lib/alternate';
+import { abOptions, alternate, seedAbAgents, servicesSideBySide } from './lib/alternate';
+import { loadAverage } from './lib/cli';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 300 });
 
@@ -59,7 +60,11 @@ async function main() {
       // The edit owners and edit requests make (agent.updated: its event, webhook fan-out and marketing drafts).
       'agents.edits.update': (i: number) => a.edits!.update!(pick(side, i), { tagline: `Tagline ${i}` }),
       'agents.edits.create': (i: number) =>
-        a.edits!.create!({ ...agentInput, name: `Created ${side} ${i} ${++created}`, source_url: `https://example.org/c/${side}/${created}` }),
+        a.edits!.create!({
+          ...agentInput,
+          name: `Created ${side} ${i} ${++created}`,
+          source_url: `https://example.org/c/${side}/${created}`,
+        }),
       'renameOwner (3 agents)': (i: number) => a.edits!.renameOwner!(owner(side, i), `Owner ${i}`),
     };
   };

@@ -10,11 +10,8 @@ import { allowedEdits } from '../src-api/modules/search/expansion';
 import { indexTerms } from '../src-api/modules/search/text';
 import { Vocabulary } from '../src-api/modules/search/vocabulary';
 import { classSearches, generateAgents } from './lib/dataset';
+import { argument } from './lib/cli';
 
-const argument = (name: string) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const base = path.resolve(argument('base') ?? '.');
 const { Vocabulary: BaseVocabulary } = (await import(path.join(base, 'src-api/modules/search/vocabulary.ts'))) as {
   Vocabulary: typeof Vocabulary;
@@ -43,5 +40,7 @@ for (const { kind, words } of classes) {
       best[v] = Math.min(best[v]!, ((performance.now() - started) * 1000) / words.length);
     });
   }
-  console.log(`${kind.padEnd(24)} base ${best[0]!.toFixed(0)} µs, this ${best[1]!.toFixed(0)} µs, this/base ${(best[1]! / best[0]!).toFixed(2)}`);
+  console.log(
+    `${kind.padEnd(24)} base ${best[0]!.toFixed(0)} µs, this ${best[1]!.toFixed(0)} µs, this/base ${(best[1]! / best[0]!).toFixed(2)}`,
+  );
 }

@@ -15,7 +15,8 @@ import { sql } from 'drizzle-orm';
 import type { Store } from '../src-api/db/store';
 import { openPgStore } from '../src-api/db/store-pg';
 import { agentParts } from '../test/helpers/agent-parts';
-import { abOptions, alternate, loadAverage } from './lib/alternate';
+import { abOptions, alternate } from './lib/alternate';
+import { loadAverage } from './lib/cli';
 import { startBenchStore } from './lib/bench-store';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 100 });

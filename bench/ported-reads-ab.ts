@@ -25,6 +25,7 @@ import { reviewReplies } from '../src-api/modules/owners/owners.table';
 import { createReviewsService, toReview } from '../src-api/modules/reviews/reviews.service';
 import { reviews } from '../src-api/modules/reviews/reviews.table';
 import { agentRow } from '../test/helpers/both-stores';
+import { loadAverage } from './lib/cli';
 
 const option = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -172,17 +173,11 @@ async function measure(variant: Variant, n: number): Promise<number> {
   return ((performance.now() - start) * 1000) / n;
 }
 
-const load = () =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-
 async function main() {
   // Same answers first: the A/B compares equal work.
   const [a, b] = [listVisibleBefore(ids[3]!, { page: 1, limit: 20 }), await reviewsService.listVisible(ids[3]!, { page: 1, limit: 20 })];
   if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error('listVisible: before and after differ');
-  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()}`);
   console.log(`${agentCount} agents × ${perAgent} reviews, ${rounds} rounds of ${ops} calls per variant, alternating`);
   const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   for (const variant of variants) await measure(variant, ops / 10); // warm-up
@@ -194,7 +189,7 @@ async function main() {
     console.log(`${variants[i]!.name.padEnd(40)} ${before.toFixed(1).padStart(8)} µs`);
     console.log(`${variants[i + 1]!.name.padEnd(40)} ${after.toFixed(1).padStart(8)} µs  (${(after / before).toFixed(3)}× before)`);
   }
-  console.log(`load average at the end ${load()}`);
+  console.log(`load average at the end ${loadAverage()}`);
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -27,6 +27,7 @@ import { apiKeys } from '../src-api/modules/keys/keys.table';
 import { createFanOut } from '../src-api/modules/webhooks/webhooks.fan-out';
 import { webhookDeliveries, webhookEndpoints } from '../src-api/modules/webhooks/webhooks.table';
 import { agentRow } from '../test/helpers/both-stores';
+import { loadAverage } from './lib/cli';
 
 const option = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -163,12 +164,6 @@ async function measure(variant: Variant, count: number): Promise<number> {
   return ((performance.now() - start) * 1000) / count;
 }
 
-const load = () =>
-  os
-    .loadavg()
-    .map((value) => value.toFixed(1))
-    .join(' ');
-
 async function main() {
   for (let i = 0; i < KEYS; i++) issued.push((await keys.create(`bench ${i}`, 'bench', i % 2 ? 'acc_bench' : null)).key);
   // Same answers first: the A/B compares equal work.
@@ -184,7 +179,7 @@ async function main() {
   const a = deliveriesOf(inTransaction(db, () => recordBefore('agent.updated', data)).id);
   const b = deliveriesOf((await store.transaction(() => events.recordInTransaction('agent.updated', data))).id);
   if (JSON.stringify(a) !== JSON.stringify(b) || a.length === 0) throw new Error(`fan-out differs: ${a} / ${b}`);
-  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
+  console.log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()}`);
   console.log(
     `${KEYS} keys, ${endpointCount} endpoints (${a.length} get each event), ${rounds} rounds of ${ops} calls per variant, alternating`,
   );
@@ -198,7 +193,7 @@ async function main() {
     console.log(`${variants[i]!.name.padEnd(40)} ${before.toFixed(1).padStart(8)} µs`);
     console.log(`${variants[i + 1]!.name.padEnd(40)} ${after.toFixed(1).padStart(8)} µs  (${(after / before).toFixed(3)}× before)`);
   }
-  console.log(`load average at the end ${load()}`);
+  console.log(`load average at the end ${loadAverage()}`);
   db.$client.close();
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -10,7 +10,6 @@
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { FUSED } from '../src-api/modules/search/matching-bits';
 import { pruningStats } from '../src-api/modules/search/pruned';
@@ -20,6 +19,7 @@ import { COLLECT, NAME_SPLIT } from '../src-api/modules/search/name-split';
 import { SWEEP } from '../src-api/modules/search/sweep';
 import { ADAPTIVE, SLOT_SCORER, THRESHOLD_BUDGET, thresholdStats, TIE_ORDER } from '../src-api/modules/search/threshold';
 import { classSearches, generateAgents, indexAsImported, SEARCH_CLASSES } from './lib/dataset';
+import { loadAverage } from './lib/cli';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -36,14 +36,8 @@ ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 // From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
 NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
 if (process.argv.includes('--budget-share')) THRESHOLD_BUDGET.share = arg('--budget-share', THRESHOLD_BUDGET.share);
-const load = () =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-
 console.log(
-  `node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, chunk ${ADAPTIVE.chunk}, load ${load()}`,
+  `node ${process.version}, ${size.toLocaleString('en')} agents, threshold budget ${THRESHOLD_BUDGET.share}, chunk ${ADAPTIVE.chunk}, load ${loadAverage()}`,
 );
 const started = performance.now();
 const agents = generateAgents(size);
@@ -86,7 +80,15 @@ function measure(queries: Search[]): { us: number; p99: number; done: number; ga
 }
 
 /** The paths under test, switched off for the "old" rounds of `--ab`. */
-const TOGGLES: { enabled: boolean }[] = abIdRanks ? [ID_RANKS] : abNames ? [NAME_SPLIT] : abFused ? [FUSED] : abCollect ? [COLLECT] : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+const TOGGLES: { enabled: boolean }[] = abIdRanks
+  ? [ID_RANKS]
+  : abNames
+    ? [NAME_SPLIT]
+    : abFused
+      ? [FUSED]
+      : abCollect
+        ? [COLLECT]
+        : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {
@@ -108,4 +110,4 @@ for (const { kind } of sets) {
   const ratio = ab ? `  ×${(best.get(`${kind}|false`)!.us / best.get(`${kind}|true`)!.us).toFixed(2)}` : '';
   console.log(`${kind.padEnd(24)} ${line.join(' | ')}${ratio}`);
 }
-console.log(`load ${load()}`);
+console.log(`load ${loadAverage()}`);

@@ -21,13 +21,10 @@ import { Session } from 'node:inspector/promises';
 import * as ownConfig from '../src-api/config';
 import * as ownConsole from '../src-api/console/console.extensions';
 import * as ownServer from '../src-api/server';
-import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { classSearches, generateAgents } from './lib/dataset';
 import { freePort, spawnServer } from './lib/server-process';
+import { argument, chosenClasses } from './lib/cli';
 
-const argument = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const size = Number(argument('agents') ?? 100_000);
 const rounds = Number(argument('rounds') ?? 4);
 const seconds = Number(argument('seconds') ?? 5);
@@ -35,9 +32,7 @@ const connections = Number(argument('connections') ?? 50);
 const cache = (argument('cache') ?? 'off') === 'on';
 const baseDir = argument('base');
 const profileFile = argument('profile');
-const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
-  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
-) as SearchClass[];
+const classes = chosenClasses();
 
 const dataDir = path.join(os.tmpdir(), `agentdir-search-service-ab-${size}`);
 if (!fs.existsSync(path.join(dataDir, 'ready'))) throw new Error(`${dataDir}: run bench/search-service-ab.ts --agents ${size} first`);

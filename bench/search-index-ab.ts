@@ -9,31 +9,19 @@
  *
  * Not a test: compare the ratios within one run.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as ownDataset from './lib/dataset';
-import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { classSearches, generateAgents } from './lib/dataset';
+import { argument, chosenClasses, loadAverage } from './lib/cli';
 
-const argument = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const size = Number(argument('agents') ?? 100_000);
 const rounds = Number(argument('rounds') ?? 5);
 const baseDir = argument('base');
 if (!baseDir) throw new Error('--base DIR: another checkout');
 /** `--this DIR`: another checkout in place of this one (to compare two older commits). */
 const thisDir = argument('this');
-const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
-  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
-) as SearchClass[];
-const load = () =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-
+const classes = chosenClasses();
 type Index = ReturnType<typeof ownDataset.indexAsImported>;
 const agents = generateAgents(size);
 const baseDataset = (await import(path.join(path.resolve(baseDir), 'bench/lib/dataset.ts'))) as typeof ownDataset;
@@ -42,7 +30,7 @@ const variants: { name: string; index: Index }[] = [
   { name: 'base', index: baseDataset.indexAsImported(agents) },
   { name: 'this', index: thisDataset.indexAsImported(agents) },
 ];
-console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${load()}`);
+console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${loadAverage()}`);
 
 for (const kind of classes) {
   const queries = classSearches(agents, kind, 600);
@@ -71,4 +59,4 @@ for (const kind of classes) {
   const us = fastest.map((times) => (times.reduce((sum, time) => sum + time, 0) * 1000) / queries.length);
   console.log(`${kind.padEnd(24)} base ${us[0]!.toFixed(1)} µs, this ${us[1]!.toFixed(1)} µs, this/base ${(us[1]! / us[0]!).toFixed(2)}`);
 }
-console.log(`load ${load()}`);
+console.log(`load ${loadAverage()}`);

@@ -15,18 +15,14 @@
  * Not a test: numbers depend on the machine.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { thresholdStats } from '../src-api/modules/search/threshold';
 import { NAME_SPLIT } from '../src-api/modules/search/name-split';
-import { classSearches, generateAgents, indexAsImported, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { classSearches, generateAgents, indexAsImported } from './lib/dataset';
+import { argument, chosenClasses, loadAverage } from './lib/cli';
 
-const argument = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const size = Number(argument('agents') ?? 100_000);
 const rounds = Number(argument('rounds') ?? 5);
 const top = Number(argument('top') ?? 15);
@@ -36,17 +32,9 @@ const abSplit = process.argv.includes('--ab-split');
 NAME_SPLIT.minWords = Number(argument('name-min-words') ?? NAME_SPLIT.minWords);
 NAME_SPLIT.readOn = !process.argv.includes('--no-read-on');
 const profileFile = argument('profile');
-const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
-  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
-) as SearchClass[];
-const load = () =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
-
+const classes = chosenClasses();
 console.log(
-  `node ${process.version}, ${size.toLocaleString('en')} agents, name split from ${NAME_SPLIT.minWords} words, read on ${NAME_SPLIT.readOn}, load ${load()}`,
+  `node ${process.version}, ${size.toLocaleString('en')} agents, name split from ${NAME_SPLIT.minWords} words, read on ${NAME_SPLIT.readOn}, load ${loadAverage()}`,
 );
 const agents = generateAgents(size);
 const index = indexAsImported(agents);
@@ -109,4 +97,4 @@ for (const kind of classes) {
       `${e.best.toFixed(0).padStart(7)} µs${abSplit ? ` (${(e.best / e.old).toFixed(2)})` : ''} x${String(e.times).padStart(3)} ${((100 * e.best * e.times) / sum).toFixed(1).padStart(5)}%  ${JSON.stringify(e.query.q)}  ${e.outcome}`,
     );
 }
-console.log(`\nload ${load()}`);
+console.log(`\nload ${loadAverage()}`);

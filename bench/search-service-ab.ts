@@ -20,18 +20,13 @@ import * as ownConfig from '../src-api/config';
 import * as ownClient from '../src-api/db/client';
 import * as ownServices from '../src-api/services';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
-import { classSearches, generateAgents, SEARCH_CLASSES, type SearchClass } from './lib/dataset';
+import { classSearches, generateAgents } from './lib/dataset';
+import { argument, chosenClasses, loadAverage } from './lib/cli';
 
-const argument = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
 const size = Number(argument('agents') ?? 100_000);
 const rounds = Number(argument('rounds') ?? 6);
 const baseDir = argument('base');
-const classes = (argument('classes')?.split(',') ?? SEARCH_CLASSES).map(
-  (name) => SEARCH_CLASSES.find((kind) => kind.startsWith(name)) ?? name,
-) as SearchClass[];
+const classes = chosenClasses();
 /**
  * `--profile FILE`: a CPU profile of the timed rounds only (not the build, nor first passes unless `--profile-first`),
  * for `chrome://inspect` or a summary script.
@@ -90,7 +85,7 @@ if (process.argv.includes('--ab-id-ranks')) {
   };
   variants.splice(0, 1, { name: 'base', searchJson: withRanks(false) }, { name: 'this', searchJson: withRanks(true) });
 }
-console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+console.log(`${size.toLocaleString('en')} agents, node ${process.version}, load ${loadAverage()}`);
 
 const session = new Session();
 if (profileFile) {
@@ -142,10 +137,12 @@ for (const kind of classes) {
   }
   const figures = variants.map((variant, v) => `${variant.name} ${best[v]!.toFixed(1)} µs (first ${cold[v]!.toFixed(0)})`).join(', ');
   const ratio = variants.length === 2 ? `, this/base ${(best[1]! / best[0]!).toFixed(2)}` : '';
-  console.log(`${kind.padEnd(24)} ${figures}${ratio} (${process.argv.includes('--per-query') ? `sum of per-query bests of ${rounds}` : `best round of ${rounds}`})`);
+  console.log(
+    `${kind.padEnd(24)} ${figures}${ratio} (${process.argv.includes('--per-query') ? `sum of per-query bests of ${rounds}` : `best round of ${rounds}`})`,
+  );
 }
 if (profileFile) {
   const { profile } = await session.post('Profiler.stop');
   fs.writeFileSync(profileFile, JSON.stringify(profile));
 }
-console.log(`load ${os.loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+console.log(`load ${loadAverage()}`);

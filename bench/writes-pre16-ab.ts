@@ -19,7 +19,8 @@ import { openDatabase } from '../src-api/db/client';
 import { createServices, type Services } from '../src-api/services';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { abOptions, cliArg, loadAverage, seedAbAgents } from './lib/alternate';
+import { abOptions, cliArg, seedAbAgents } from './lib/alternate';
+import { loadAverage } from './lib/cli';
 import { createRandom, generateAgents, writeAgentsJsonl } from './lib/dataset';
 
 const { base, agentCount, rounds, ops } = abOptions({ ops: 400 });
@@ -70,7 +71,9 @@ async function main() {
     if (cache && fs.existsSync(cache)) fs.copyFileSync(cache, fileBase);
     else {
       await writeAgentsJsonl(path.join(dir, 'agents.jsonl'), agents);
-      execFileSync('node', [path.join(base, 'out/api/cli.js'), 'import', path.join(dir, 'agents.jsonl'), '--data-dir', dir], { stdio: 'ignore' });
+      execFileSync('node', [path.join(base, 'out/api/cli.js'), 'import', path.join(dir, 'agents.jsonl'), '--data-dir', dir], {
+        stdio: 'ignore',
+      });
       const imported = new Database(path.join(dir, 'agent-directory.sqlite'));
       imported.pragma('wal_checkpoint(TRUNCATE)');
       imported.close();
@@ -87,7 +90,10 @@ async function main() {
 
   const config = createConfig({ dataDir: dir, demoData: false, searchCache: false, rateLimit: { enabled: false } });
   const fromBase = (module: string) => import(path.join(base, 'src-api', module));
-  const [{ createServices: createBase }, { openDatabase: openBase }] = await Promise.all([fromBase('services.ts'), fromBase('db/client.ts')]);
+  const [{ createServices: createBase }, { openDatabase: openBase }] = await Promise.all([
+    fromBase('services.ts'),
+    fromBase('db/client.ts'),
+  ]);
   const baseServices = createBase({ db: openBase(fileBase), config }) as Services;
   const services = createServices({ db: openDatabase(fileThis), config });
   // The bench searches before it writes: the index is built.
@@ -124,7 +130,10 @@ async function main() {
   if (process.argv.includes('--count')) {
     // Statements per call (countStatements: prepared, run, read), 100 calls of each, per side.
     for (const name of Object.keys(before) as (keyof typeof before)[]) {
-      for (const [side, calls] of [['base', before], ['this', after]] as const) {
+      for (const [side, calls] of [
+        ['base', before],
+        ['this', after],
+      ] as const) {
         counting.side = `${name} ${side}`;
         for (let i = 0; i < 100; i++) await calls[name](i + 70000);
         const m = counting.counts.get(counting.side) ?? new Map<string, number>();
@@ -163,7 +172,10 @@ async function measure(run: (i: number) => unknown, n: number, from: number): Pr
  * Like lib/alternate's, with CPU time beside wall time (on a loaded machine the process's CPU
  * time per call is the steadier figure): the order flipped every round, a warm-up first.
  */
-async function alternateCpu<Names extends string>(base: Record<Names, (i: number) => unknown>, current: Record<Names, (i: number) => unknown>) {
+async function alternateCpu<Names extends string>(
+  base: Record<Names, (i: number) => unknown>,
+  current: Record<Names, (i: number) => unknown>,
+) {
   const names = Object.keys(base) as Names[];
   const samples = new Map(names.map((name) => [name, { b: [] as [number, number][], a: [] as [number, number][] }]));
   let at = 0;
@@ -186,7 +198,12 @@ async function alternateCpu<Names extends string>(base: Record<Names, (i: number
   const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
   for (const name of names) {
     const { b, a } = samples.get(name)!;
-    const [bw, aw, bc, ac] = [median(b.map((s) => s[0])), median(a.map((s) => s[0])), median(b.map((s) => s[1])), median(a.map((s) => s[1]))];
+    const [bw, aw, bc, ac] = [
+      median(b.map((s) => s[0])),
+      median(a.map((s) => s[0])),
+      median(b.map((s) => s[1])),
+      median(a.map((s) => s[1])),
+    ];
     console.log(
       `${name.padEnd(28)} wall base ${bw.toFixed(0).padStart(6)} this ${aw.toFixed(0).padStart(6)} µs ${(aw / bw).toFixed(3)}×` +
         `   cpu base ${bc.toFixed(0).padStart(6)} this ${ac.toFixed(0).padStart(6)} µs ${(ac / bc).toFixed(3)}×`,

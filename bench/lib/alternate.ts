@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../src-api/config';
@@ -7,12 +6,10 @@ import { buildApp } from '../../src-api/http/app';
 import { createServices, type Services } from '../../src-api/services';
 import { agents, type AgentRow } from '../../src-api/modules/agents/agents.table';
 import { agentRow } from '../../test/helpers/both-stores';
+import { argument } from './cli';
 
 /** `--name value` from the command line, else `fallback`. */
-export const cliArg = (name: string, fallback: string): string => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? process.argv[at + 1]! : fallback;
-};
+export const cliArg = (name: string, fallback: string): string => argument(name) ?? fallback;
 
 /** The options every A/B script takes: the other checkout, the directory's size, rounds and calls per round. */
 export function abOptions(defaults: { ops: number }) {
@@ -69,13 +66,6 @@ export function seedAbAgents(db: Db, count: number, extra: (i: number) => Partia
   })();
   return ids;
 }
-
-/** The load averages (1, 5, 15 minutes), for the first and last line of an A/B run. */
-export const loadAverage = () =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(1))
-    .join(' ');
 
 /** µs per call of `run` over `n` calls, each awaited (the synchronous ones too: the routes that call them are async). */
 async function measure(run: (i: number) => unknown, n: number): Promise<number> {
