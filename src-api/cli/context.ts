@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { configFromEnv, createConfig, databaseTarget, parseDatabaseUrl, type Config } from '../config';
-import { PostgresConnectError } from '../db/client-pg';
+import { PostgresConnectError } from '../db/postgres-error';
 import { openStore, type OpenedStore } from '../db/open-store';
 import { createServices, type Services } from '../services';
 

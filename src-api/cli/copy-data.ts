@@ -1,4 +1,4 @@
-import { PostgresConnectError } from '../db/client-pg';
+import { PostgresConnectError } from '../db/postgres-error';
 import { tablePairs } from '../db/table-pairs';
 import {
   describeStore,

@@ -2,6 +2,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { projectPath } from '../lib/project-root';
+import { PostgresConnectError } from './postgres-error';
 import * as schema from './schema-pg';
 
 /**
@@ -84,10 +85,7 @@ export async function connectPostgres(url: string, config: pg.ClientConfig = {})
   return client;
 }
 
-/** The server could not be reached or refused us: the user's to fix (a wrong URL, a server down). */
-export class PostgresConnectError extends Error {
-  override name = 'PostgresConnectError';
-}
+export { PostgresConnectError };
 
 /** `user@host:port/database`, never the password. */
 export function describePostgresUrl(url: string): string {
