@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openDatabase } from '../db/client';
 import { connectPostgres, describePostgresUrl, migratePostgres } from '../db/client-pg';
+import { BULK_WRITE_ROWS } from '../db/bulk-write';
 import type { ColumnKind, TablePair } from '../db/table-pairs';
 import { CliError } from './context';
 
@@ -185,6 +186,7 @@ export async function postgresSource(url: string): Promise<CopySource> {
 export function postgresTarget(url: string): CopyTarget {
   let client: pg.Client | undefined;
   const copied = new Set<string>();
+  const rowsOf = new Map<string, number>();
   return {
     async nonEmptyTables(pairs) {
       const check = await connectPostgres(url);
@@ -209,6 +211,7 @@ export function postgresTarget(url: string): CopyTarget {
     },
     async insert(pair, rows) {
       copied.add(pair.name);
+      rowsOf.set(pair.name, (rowsOf.get(pair.name) ?? 0) + rows.length);
       const width = pair.columns.length;
       const values = rows.map((_, r) => `(${pair.columns.map((__, c) => `$${r * width + c + 1}`).join(', ')})`).join(', ');
       await client!.query(`INSERT INTO ${quote(pair.name)} (${columnList(pair)}) VALUES ${values}`, rows.flat().map(toPostgres));
@@ -233,6 +236,10 @@ export function postgresTarget(url: string): CopyTarget {
       if (copied.has('agents'))
         await client!.query(`SELECT setval('agents_change_seq', m) FROM (SELECT max(change_seq) AS m FROM agents) t WHERE m > 0`);
       await client!.query('COMMIT');
+      // Ready for reads at once rather than when autovacuum comes round (db/bulk-write.ts says why); the copy has committed.
+      for (const [table, rows] of rowsOf) {
+        if (rows >= BULK_WRITE_ROWS) await client!.query(`VACUUM (ANALYZE) ${quote(table)}`).catch(() => {});
+      }
     },
     async rollback() {
       await client?.query('ROLLBACK').catch(() => {});
