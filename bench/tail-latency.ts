@@ -11,7 +11,7 @@
  * A variant is name=root[:node flags separated by commas]; the data dir belongs to the first variant's checkout
  * (build out/api in each root first). --client child runs autocannon in its own process (the bench runs it in-process).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import pg from 'pg';
 import { classSearches, createRandom, generateAgents, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { startBenchStore } from './lib/bench-store';
 import { filtersOf } from './lib/measure';
-import { freePort, runToEnd, waitFor, waitForHealth } from './lib/server-process';
+import { freePort, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
 const options = new Command('tail-latency')
@@ -204,26 +204,12 @@ async function main(): Promise<void> {
   for (let round = 0; round < options.rounds; round++) {
     for (const variant of round % 2 ? [...variants].reverse() : variants) {
       const port = await freePort();
-      const server: ChildProcess = spawn(
-        'node',
-        [
-          ...variant.flags,
-          '-r',
-          probeFile,
-          'out/api/serve.js',
-          '--port',
-          String(port),
-          '--data-dir',
-          dataDir,
-          '--no-demo-data',
-          '--rate-limit',
-          'off',
-          '--search-cache',
-          'off',
-          ...databaseArgs,
-        ],
-        { cwd: variant.root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-      );
+      const server: ChildProcess = spawnServer(port, dataDir, {
+        nodeArgs: [...variant.flags, '-r', probeFile],
+        root: variant.root,
+        databaseArgs,
+        ipc: true,
+      });
       const exited = new Promise((resolve) => server.once('exit', resolve));
       const base = `http://127.0.0.1:${port}/api/v1`;
       await waitForHealth(`${base}/health`, 60_000);
