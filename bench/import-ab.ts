@@ -14,37 +14,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { loadImportCheckout, type ImportCheckout } from './lib/import-checkout';
 
 const [otherRoot, countArg, roundsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error('usage: npx tsx bench/import-ab.ts /path/to/other/checkout [count] [rounds]');
 const count = Number(countArg ?? 30_000);
 const rounds = Number(roundsArg ?? 3);
 const thisRoot = path.resolve(import.meta.dirname, '..');
-
-interface Version {
-  name: string;
-  createConfig: (options: { dataDir: string }) => unknown;
-  openDatabase: (file: string) => { $client: { close(): void } };
-  createServices: (deps: { db: unknown; config: unknown }) => unknown;
-  importAgents: (services: unknown, records: unknown[], options?: object) => unknown;
-}
-
-async function load(name: string, root: string): Promise<Version> {
-  const from = (file: string) => import(path.join(root, file));
-  const [config, client, services, importer] = await Promise.all([
-    from('src-api/config.ts'),
-    from('src-api/db/client.ts'),
-    from('src-api/services.ts'),
-    from('src-api/modules/agents/agents-import.ts'),
-  ]);
-  return {
-    name,
-    createConfig: config.createConfig,
-    openDatabase: client.openDatabase,
-    createServices: services.createServices,
-    importAgents: importer.importAgents,
-  };
-}
 
 const records = (tagline: string) =>
   Array.from({ length: count }, (_, i) => ({
@@ -65,7 +41,7 @@ const steps = [
   { step: 'update + events', records: records('Again'), options: { emitEvents: true } },
 ];
 
-async function round(version: Version): Promise<number[]> {
+async function round(version: ImportCheckout): Promise<number[]> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-import-ab-'));
   const db = version.openDatabase(path.join(dataDir, 'agent-directory.sqlite'));
   try {
@@ -83,7 +59,7 @@ async function round(version: Version): Promise<number[]> {
   }
 }
 
-const versions = [await load('this', thisRoot), await load('other', path.resolve(otherRoot))];
+const versions = [await loadImportCheckout('this', thisRoot), await loadImportCheckout('other', path.resolve(otherRoot))];
 const samples = new Map(versions.map((version) => [version.name, steps.map(() => [] as number[])]));
 for (let r = 0; r < rounds; r++) {
   for (const version of r % 2 === 0 ? versions : [...versions].reverse()) {

@@ -13,33 +13,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateAgents } from './lib/dataset';
+import { loadImportCheckout, type ImportCheckout } from './lib/import-checkout';
 
 const [otherRoot, countArg, roundsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error('usage: npx tsx bench/import-phases-ab.ts /path/to/other/checkout [agents] [rounds]');
 const count = Number(countArg ?? 100_000);
 const rounds = Number(roundsArg ?? 3);
 
-async function load(name: string, root: string) {
-  const from = (file: string) => import(path.join(root, file));
-  const [config, client, services, importer] = await Promise.all([
-    from('src-api/config.ts'),
-    from('src-api/db/client.ts'),
-    from('src-api/services.ts'),
-    from('src-api/modules/agents/agents-import.ts'),
-  ]);
-  return { name, config, client, services, importer };
-}
-type Version = Awaited<ReturnType<typeof load>>;
-
 const agents = generateAgents(count);
 const PHASES = ['check + plan', 'write', 'commit', 'total CPU', 'total wall'] as const;
 
-async function round(version: Version): Promise<number[]> {
+async function round(version: ImportCheckout): Promise<number[]> {
   const records = agents.map((value, i) => ({ value: structuredClone(value), line: i + 1 }));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentdir-import-phases-'));
-  const db = version.client.openDatabase(path.join(dataDir, 'agent-directory.sqlite'));
+  const db = version.openDatabase(path.join(dataDir, 'agent-directory.sqlite'));
   try {
-    const deps = version.services.createServices({ db, config: version.config.createConfig({ dataDir }) });
+    const deps = version.createServices({ db, config: version.createConfig({ dataDir }) });
     const cpu = () => {
       const { user, system } = process.cpuUsage();
       return (user + system) / 1000;
@@ -52,7 +41,7 @@ async function round(version: Version): Promise<number[]> {
     };
     const started = cpu();
     const wall = performance.now();
-    await version.importer.importAgents(deps, records, { onProgress });
+    await version.importAgents(deps, records, { onProgress });
     const ended = cpu();
     return [marks.planned! - started, marks.written! - marks.writing!, ended - marks.written!, ended - started, performance.now() - wall];
   } finally {
@@ -61,7 +50,10 @@ async function round(version: Version): Promise<number[]> {
   }
 }
 
-const versions = [await load('this', path.resolve(import.meta.dirname, '..')), await load('other', path.resolve(otherRoot))];
+const versions = [
+  await loadImportCheckout('this', path.resolve(import.meta.dirname, '..')),
+  await loadImportCheckout('other', path.resolve(otherRoot)),
+];
 const samples = new Map(versions.map((version) => [version.name, PHASES.map(() => [] as number[])]));
 const loads: number[] = [];
 for (let r = 0; r < rounds; r++) {
