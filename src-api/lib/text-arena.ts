@@ -20,6 +20,12 @@ export class TextArena {
   private chunkUsed = 0;
   private liveBytes = 0;
   private garbageBytes = 0;
+  /** Counts removals and clears (and so compactions): a location noted before the count moved may be stale. */
+  private removals = 0;
+  /** Per handle (see visitBytesAt): the key last visited under it. */
+  private readonly handleKeys: (string | undefined)[] = [];
+  /** Per handle: its key's location and the removal count then, at 2 × handle and 2 × handle + 1. */
+  private handleLocations = new Float64Array(0);
 
   constructor(
     private readonly chunkBytes = 4 << 20,
@@ -69,6 +75,31 @@ export class TextArena {
     return true;
   }
 
+  /**
+   * As visitBytes, with `handle` a small integer the caller pairs with `key` (search: the agent's slot in the
+   * index). The key's location is noted under the handle, so the next visit of the same key under the same
+   * handle, with nothing removed meanwhile, skips the Map: a lookup among 100,000 keys was most of the cost of a
+   * search page's profiles. A handle is only a hint: a different key under it, or any removal, compaction or
+   * clear since, goes through the Map again. Handles index arrays: keep them dense, from 0.
+   */
+  visitBytesAt(handle: number, key: string, visit: (chunk: Buffer, start: number, end: number) => void): boolean {
+    const noted = this.handleLocations;
+    let location: number;
+    if (this.handleKeys[handle] === key && noted[2 * handle + 1] === this.removals) location = noted[2 * handle]!;
+    else {
+      const found = this.locations.get(key);
+      if (found === undefined) return false;
+      location = found;
+      this.note(handle, key, location);
+    }
+    const high = Math.floor(location / OFFSET_BITS);
+    const length = location - high * OFFSET_BITS;
+    const chunk = Math.floor(high / OFFSET_BITS);
+    const offset = high - chunk * OFFSET_BITS;
+    visit(this.chunks[chunk]!, offset, offset + length);
+    return true;
+  }
+
   set(key: string, text: string): void {
     this.delete(key);
     this.locations.set(key, this.append(text));
@@ -78,6 +109,8 @@ export class TextArena {
     const location = this.locations.get(key);
     if (location === undefined) return false;
     this.locations.delete(key);
+    // Counted before a compaction, which only a removal starts: it moves every text.
+    this.removals++;
     const { length } = unpack(location);
     this.liveBytes -= length;
     this.garbageBytes += length;
@@ -86,6 +119,7 @@ export class TextArena {
   }
 
   clear(): void {
+    this.removals++;
     this.locations.clear();
     this.chunks = [];
     this.chunkUsed = 0;
@@ -96,6 +130,22 @@ export class TextArena {
   /** The key stored longest ago (first in insertion order), if any. */
   oldestKey(): string | undefined {
     return this.locations.keys().next().value;
+  }
+
+  private note(handle: number, key: string, location: number): void {
+    const keys = this.handleKeys;
+    if (handle >= keys.length) {
+      // Pushed, not assigned past the end: a far index would turn the array sparse (a dictionary).
+      while (keys.length <= handle) keys.push(undefined);
+      if (2 * keys.length > this.handleLocations.length) {
+        const grown = new Float64Array(Math.max(2 * keys.length, 2 * this.handleLocations.length));
+        grown.set(this.handleLocations);
+        this.handleLocations = grown;
+      }
+    }
+    keys[handle] = key;
+    this.handleLocations[2 * handle] = location;
+    this.handleLocations[2 * handle + 1] = this.removals;
   }
 
   private append(text: string): number {

@@ -41,4 +41,37 @@ describe('profile cache: visitMany', () => {
     expect(visited(asked)).toEqual(first);
     expect(visited([])).toEqual([]);
   });
+
+  it('with handles (search: index slots), hands out an edited or unlisted agent’s profile as it is now', async () => {
+    const dataDir = makeTempDir();
+    dirs.push(dataDir);
+    const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
+    const services = createServices({ db: openDatabase(databasePath(config)), config });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await services.agents.edits.create(agentInput({ name: `Handle Agent ${i}` }), { emitEvents: false })).id);
+    const { profiles } = services.agents.searchSync!;
+    const handles = [3, 0, 2, 1];
+    const visited = (asked: string[]) => {
+      const out: [number, string][] = [];
+      profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]), handles);
+      return out;
+    };
+    const expected = (asked: string[]) => {
+      const found = profiles.getMany(asked);
+      return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
+    };
+    expect(visited(ids)).toEqual(expected(ids));
+    // Noted under their handles now: an edit and an unlisting must not hand out the noted bytes.
+    expect(visited(ids)).toEqual(expected(ids));
+    await services.agents.edits.update(ids[1]!, { tagline: 'Edited after it was noted' }, { emitEvents: false });
+    await services.agents.edits.setListed(ids[2]!, false, { emitEvents: false });
+    const after = visited(ids);
+    expect(after).toEqual(expected(ids));
+    expect(after.map(([index]) => index)).toEqual([0, 1, 3]);
+    expect(after[1]![1]).toContain('Edited after it was noted');
+    // Another id under a handle noted for another agent: that id's profile.
+    const swapped = [ids[3]!, ids[0]!, ids[1]!, ids[2]!];
+    expect(visited(swapped)).toEqual(expected(swapped));
+  });
 });

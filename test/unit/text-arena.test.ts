@@ -47,6 +47,41 @@ describe('TextArena', () => {
     expect(arena.allocatedBytes).toBeLessThan(3 * liveBytes + 200);
   });
 
+  it('visitBytesAt: a handle notes its key’s place, and never hands out a replaced, removed, moved or other key’s text', () => {
+    const arena = new TextArena(100, 50);
+    const at = (handle: number, key: string): string | undefined => {
+      let visited: string | undefined;
+      const found = arena.visitBytesAt(handle, key, (chunk, start, end) => (visited = chunk.toString('utf8', start, end)));
+      expect(found).toBe(visited !== undefined);
+      return visited;
+    };
+    arena.set('a', 'first a');
+    arena.set('b', 'first b');
+    // A far handle first: the notes grow to it.
+    expect(at(5000, 'a')).toBe('first a');
+    expect(at(5000, 'a')).toBe('first a');
+    expect(at(1, 'b')).toBe('first b');
+    // The same handle with another key: that key's text.
+    expect(at(5000, 'b')).toBe('first b');
+    expect(at(5000, 'a')).toBe('first a');
+    // Replaced (a removal, then an append elsewhere): the new text, not the noted place.
+    arena.set('a', 'second a');
+    expect(at(5000, 'a')).toBe('second a');
+    // Removed: none.
+    arena.delete('b');
+    expect(at(1, 'b')).toBeUndefined();
+    // Moved by a compaction (garbage over the floor): still the right text under a handle noted before it.
+    expect(at(7, 'a')).toBe('second a');
+    for (let i = 0; i < 40; i++) arena.set('churn', `churn text ${i}`);
+    expect(arena.allocatedBytes).toBeLessThanOrEqual(200);
+    expect(at(7, 'a')).toBe('second a');
+    expect(at(8, 'churn')).toBe('churn text 39');
+    arena.clear();
+    expect(at(7, 'a')).toBeUndefined();
+    arena.set('a', 'third a');
+    expect(at(7, 'a')).toBe('third a');
+  });
+
   it('refuses a text larger than a chunk', () => {
     expect(() => new TextArena(16).set('big', 'x'.repeat(17))).toThrow(RangeError);
   });

@@ -20,8 +20,15 @@ export interface ProfileCache {
   /**
    * The same profiles, in the order of `ids`, each handed to `visit` as a byte range of a buffer (no view, no Map:
    * for answers that copy the bytes at once). `index` is the id's place in `ids`; ids without a profile are skipped.
+   * `handles`, when given, pairs each id with a small integer that is usually the same for the same id (search:
+   * the agent's slot in the index), so that the next visit finds the profile without a lookup by id
+   * (TextArena.visitBytesAt). Only a hint: a handle paired with another id since costs the lookup, never a wrong profile.
    */
-  visitMany(ids: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void): void;
+  visitMany(
+    ids: readonly string[],
+    visit: (index: number, bytes: Buffer, start: number, end: number) => void,
+    handles?: readonly number[],
+  ): void;
   /**
    * Fills the cache with the next slice of the directory (by id); true once
    * the whole directory was seen or the cache is full. For a warm-up in slices.
@@ -148,11 +155,12 @@ export function createProfileCache({
         return row?.listed ? remember(row) : undefined;
       },
       getMany,
-      visitMany(ids, visit) {
+      visitMany(ids, visit, handles) {
         catchUp();
         let at = 0;
         const forward = (bytes: Buffer, start: number, end: number): void => visit(at, bytes, start, end);
-        for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
+        if (handles) for (; at < ids.length; at++) if (!profiles.visitBytesAt(handles[at]!, ids[at]!, forward)) break;
+        if (!handles) for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
         if (at === ids.length) return;
         // A miss (not cached yet, or no profile): the rest as getMany reads them (views taken before any eviction).
         const rest = getMany(ids.slice(at));

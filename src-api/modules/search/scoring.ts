@@ -17,6 +17,8 @@ export interface SearchFilters {
 export interface ScoredId {
   id: string;
   score: number;
+  /** The agent's slot in the index when ranked (a handle for the profile cache: see ProfileCache.visitMany). */
+  slot: number;
 }
 
 export interface SearchHits {
@@ -95,7 +97,7 @@ export function browse(store: IndexStore, limit: number, filter: PreparedFilter)
   };
   if (candidates) for (const slot of candidates) consider(slot);
   else for (let slot = 0; slot < store.slotCount; slot++) consider(slot);
-  return { hits: top.sorted().map(({ slot }) => ({ id: store.docIds[slot]!, score: 0 })), total };
+  return { hits: top.sorted().map(({ slot }) => ({ id: store.docIds[slot]!, score: 0, slot })), total };
 }
 
 /** One query word: its bit in the match masks and the vocabulary terms it stands for. */
@@ -183,7 +185,7 @@ function exhaustiveSearch(store: IndexStore, plan: PlannedTerm[], parsed: Parsed
 
 /** The heap's hits, best first, scores cut to 4 decimals. */
 export function publicHits(store: IndexStore, top: TopK): ScoredId[] {
-  return top.sorted().map(({ slot, score }) => ({ id: store.docIds[slot]!, score: Math.floor(score * 10_000) / 10_000 }));
+  return top.sorted().map(({ slot, score }) => ({ id: store.docIds[slot]!, score: Math.floor(score * 10_000) / 10_000, slot }));
 }
 
 /** idf of a term with `frequency` postings among the store's slots, and the largest possible (a term in one agent). */

@@ -37,10 +37,16 @@ interface Ranked {
   hits: SearchHits;
   first: number;
   ids: string[];
+  /** The hits' slots in the index, as handles for the profile cache. */
+  slots: number[];
 }
 
 /** Hands the profiles of `ids` that exist, in order, to `visit` as byte ranges (see ProfileCache.visitMany). */
-type VisitProfiles = (ids: readonly string[], visit: (index: number, bytes: Buffer, start: number, end: number) => void) => void;
+type VisitProfiles = (
+  ids: readonly string[],
+  slots: readonly number[],
+  visit: (index: number, bytes: Buffer, start: number, end: number) => void,
+) => void;
 
 /** Answers kept by the result cache. */
 const RESULT_CACHE_ENTRIES = 1_000;
@@ -106,8 +112,12 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
     const hits = index.search(query, page * limit, filters);
     const first = (page - 1) * limit;
     const ids: string[] = [];
-    for (let i = first; i < hits.hits.length; i++) ids.push(hits.hits[i]!.id);
-    return { query, page, limit, hits, first, ids };
+    const slots: number[] = [];
+    for (let i = first; i < hits.hits.length; i++) {
+      ids.push(hits.hits[i]!.id);
+      slots.push(hits.hits[i]!.slot);
+    }
+    return { query, page, limit, hits, first, ids, slots };
   }
 
   /**
@@ -116,10 +126,10 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
    * it is left out of both. Each profile's bytes go straight from the profile cache into the answer, its
    * closing brace (a profile is a JSON object) replaced by the score: no view, Map or object per hit.
    */
-  function pageJson({ query, page, limit, hits, first, ids }: Ranked, visitProfiles: VisitProfiles): SearchPage {
+  function pageJson({ query, page, limit, hits, first, ids, slots }: Ranked, visitProfiles: VisitProfiles): SearchPage {
     const json = new JsonBytes().raw(`{"query":${JSON.stringify(query)},"agents":[`);
     let written = 0;
-    visitProfiles(ids, (i, bytes, start, end) => {
+    visitProfiles(ids, slots, (i, bytes, start, end) => {
       if (written++ > 0) json.raw(',');
       json.range(bytes, start, end - 1).raw(`,"score":${hits.hits[first + i]!.score}}`);
     });
@@ -135,7 +145,7 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
     // follower.seq is the change cursor the index (and so every answer computed now) has caught up to.
     const hit = key === undefined ? undefined : results!.get(key, follower.seq);
     if (hit) return hit;
-    const entry = pageJson(rank(params), (ids, visit) => profiles.visitMany(ids, visit));
+    const entry = pageJson(rank(params), (ids, slots, visit) => profiles.visitMany(ids, visit, slots));
     if (key !== undefined) results!.set(key, follower.seq, entry);
     return entry;
   }
@@ -149,7 +159,7 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
     if (hit) return hit;
     const ranked = rank(params);
     const profiles = await agents.profilesJsonAsync(ranked.ids);
-    const entry = pageJson(ranked, (ids, visit) =>
+    const entry = pageJson(ranked, (ids, _slots, visit) =>
       ids.forEach((id, i) => {
         const bytes = profiles.get(id);
         if (bytes !== undefined) visit(i, bytes, 0, bytes.length);
