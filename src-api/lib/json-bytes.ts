@@ -60,19 +60,33 @@ export class JsonBytes {
     let at = 0;
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i]!;
-      if (typeof part === 'string') at += out.write(part, at, lengths[i]!, 'utf8');
-      else at += part.copy(out, at, starts[i], starts[i]! + lengths[i]!);
+      if (typeof part === 'string') {
+        const length = lengths[i]!;
+        // A short ASCII text (a score, a comma): written here, cheaper than a call into Node's UTF-8 writer.
+        if (length <= SHORT_TEXT && length === part.length) for (let k = 0; k < length; k++) out[at++] = part.charCodeAt(k);
+        else at += out.write(part, at, length, 'utf8');
+      } else at += part.copy(out, at, starts[i], starts[i]! + lengths[i]!);
     }
     return out;
   }
 
   private flush(): void {
     if (this.text === '') return;
-    const length = Buffer.byteLength(this.text, 'utf8');
+    const length = utf8Length(this.text);
     this.parts.push(this.text);
     this.starts.push(0);
     this.lengths.push(length);
     this.size += length;
     this.text = '';
   }
+}
+
+/** Texts up to this many characters are measured and written in JavaScript when ASCII (most of a search answer's ~20 texts). */
+const SHORT_TEXT = 32;
+
+/** The UTF-8 length of `text`: counted here for a short ASCII text, else by Node. */
+function utf8Length(text: string): number {
+  if (text.length > SHORT_TEXT) return Buffer.byteLength(text, 'utf8');
+  for (let k = 0; k < text.length; k++) if (text.charCodeAt(k) >= 0x80) return Buffer.byteLength(text, 'utf8');
+  return text.length;
 }

@@ -46,6 +46,36 @@ describe('JsonBytes', () => {
     expect(new JsonBytes().range(chunk, first, second).toBuffer().toString()).toBe('{"name":"Ünï"}');
   });
 
+  it('writes short and long text pieces, ASCII or not, byte for byte as Buffer.from would', () => {
+    // Up to 32 characters and ASCII, a piece is measured and written in JavaScript; the others by Node.
+    const texts = [
+      ',',
+      ',"score":0.1234}',
+      'a'.repeat(31),
+      'b'.repeat(32),
+      'c'.repeat(33),
+      'é',
+      `${'d'.repeat(30)}é`,
+      `${'e'.repeat(31)}✓`,
+      '🤖',
+      `x${'\ud800'}y`,
+      '\u007f\u0080',
+      `${'f'.repeat(40)}ü`,
+    ];
+    const chunk = Buffer.from('[{"name":"Ünï"}]');
+    for (const [i, text] of texts.entries()) {
+      const out = new JsonBytes()
+        .raw(text)
+        .range(chunk, 1, chunk.length - 1)
+        .raw(text)
+        .raw(texts[(i + 1) % texts.length]!)
+        .toBuffer();
+      expect(out.equals(Buffer.from(`${text}{"name":"Ünï"}${text}${texts[(i + 1) % texts.length]}`, 'utf8')), JSON.stringify(text)).toBe(
+        true,
+      );
+    }
+  });
+
   it('writes an empty list and a document of text alone', () => {
     expect(
       new JsonBytes()
