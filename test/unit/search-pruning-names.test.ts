@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
 import { COLLECT, collectStats, NAME_SPLIT } from '../../src-api/modules/search/name-split';
+import { IMPACT_ORDER } from '../../src-api/modules/search/impact-orders';
+import type { IndexStore } from '../../src-api/modules/search/index-store';
+import { hasBit } from '../../src-api/modules/search/bitsets';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { thresholdStats } from '../../src-api/modules/search/threshold';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
@@ -113,5 +116,51 @@ describe('threshold algorithm split by the name field', () => {
     expectSame(index, 61, 60);
     index.compact();
     expect(expectSame(index, 62, 120)).toBeGreaterThan(10);
+  });
+
+  it('keeps per term in names its best postings outside names (rest orders), which name sets read: exact with short prefixes too', () => {
+    onTestFinished(() => {
+      Object.assign(NAME_SPLIT, defaults, { earlyWords: 2 });
+      Object.assign(IMPACT_ORDER, { minimum: 4096, share: 1 / 8 });
+    });
+    Object.assign(NAME_SPLIT, { lateAfter: 64 });
+    for (const [minimum, share] of [
+      [4096, 1 / 8],
+      [64, 1 / 32],
+    ] as const) {
+      Object.assign(IMPACT_ORDER, { minimum, share });
+      const index = new SearchIndex();
+      for (const agent of corpus(8, 12_000)) index.apply(agent);
+      index.compact();
+      const store = (index as unknown as { store: IndexStore }).store;
+      let terms = 0;
+      for (let termId = 0; termId < store.baseTermCount; termId++) {
+        const names = store.nameBits[termId];
+        if (names === undefined) {
+          expect(store.restOrderSlots[termId]).toBeUndefined();
+          continue;
+        }
+        terms++;
+        // Every posting outside names, best first (impacts from the base postings), as many as the impact order keeps.
+        const outside = new Map<number, number>();
+        for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++) {
+          if (!hasBit(store.baseNameBits, p)) outside.set(store.baseSlots[p]!, store.baseImpacts[p]!);
+        }
+        const slots = store.restOrderSlots[termId]!;
+        const values = store.restOrderValues[termId]!;
+        expect(slots.length).toBe(Math.min(outside.size, Math.max(minimum, Math.ceil(outside.size * share))));
+        const best = [...outside.values()].sort((a, b) => b - a);
+        for (let i = 0; i < slots.length; i++) {
+          expect(hasBit(names, slots[i]!)).toBe(false);
+          expect(values[i]).toBe(outside.get(slots[i]!));
+          expect(values[i]).toBe(best[i]);
+        }
+        if (slots.length > 0) expect(values[0]).toBe(store.restMaxes[termId]);
+      }
+      expect(terms).toBeGreaterThan(3);
+      setReads = 0;
+      expect(expectSame(index, 63, 120)).toBeGreaterThan(10);
+      expect(setReads).toBeGreaterThan(20);
+    }
   });
 });

@@ -17,8 +17,10 @@ import type { IndexStore } from './index-store';
  * 100,000 agents on the bench's data about 4 MB, at 1,000,000 about 30 MB. A quarter gave the same hits
  * as often at 100,000 agents (the work budget of `threshold.ts` ends a run first) for 60 MB at 1,000,000.
  *
- * Also per such term: a bitset of the slots with the term in their name (only if any), how many, and the highest
- * impact outside names, for `name-split.ts`.
+ * Also per such term: a bitset of the slots with the term in their name (only if any), how many, the highest
+ * impact outside names, and (if any name has it) its rest order: the postings outside names ordered and cut as the
+ * impact order, which a name set without the word in its names reads (`set-reads.ts`) instead of running through
+ * the thousands of names that hold it (at 100,000 agents a few hundred KB more).
  */
 export const IMPACT_ORDER = {
   /** Share of a term's postings kept in impact order. */
@@ -43,6 +45,8 @@ export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   store.restMaxes = [];
   store.nameBits = [];
   store.nameCounts = [];
+  store.restOrderSlots = [];
+  store.restOrderValues = [];
   store.trustAtCompaction.clear();
   store.tieOrderStale = store.tieOrderDeferred = !tieOrder;
   const ranks = tieOrder ? tieRanks(store) : slotRanks(store);
@@ -67,6 +71,9 @@ export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
     const nameBits = new Uint32Array(words);
     for (let p = start; p < end; p++) if (hasBit(store.baseNameBits, p)) setBit(nameBits, store.baseSlots[p]!);
     store.nameBits[termId] = nameBits;
+    const rest = impactOrder(store, start, end, ranks, tieOrder, true);
+    store.restOrderSlots[termId] = rest.slots;
+    store.restOrderValues[termId] = rest.values;
   }
 }
 
@@ -83,12 +90,19 @@ function impactOrder(
   end: number,
   { rankOf, slotAt }: { rankOf: Int32Array; slotAt: Int32Array },
   tieOrder: boolean,
+  /** Only the postings outside the agents' names (the term's rest order, see `IndexStore.restOrderSlots`). */
+  restOnly = false,
 ): { slots: Int32Array; values: Uint16Array } {
-  const { baseSlots, baseImpacts } = store;
-  const frequency = end - start;
-  const keep = Math.min(frequency, Math.max(IMPACT_ORDER.minimum, Math.ceil(frequency * IMPACT_ORDER.share)));
+  const { baseSlots, baseImpacts, baseNameBits } = store;
   histogram.fill(0);
-  for (let p = start; p < end; p++) histogram[baseImpacts[p]!]!++;
+  let frequency = 0;
+  for (let p = start; p < end; p++) {
+    if (restOnly && hasBit(baseNameBits, p)) continue;
+    histogram[baseImpacts[p]!]!++;
+    frequency++;
+  }
+  const keep = Math.min(frequency, Math.max(IMPACT_ORDER.minimum, Math.ceil(frequency * IMPACT_ORDER.share)));
+  if (keep === 0) return { slots: new Int32Array(0), values: new Uint16Array(0) };
   let position = 0;
   let cutoff = -1;
   for (let value = 65_535; value >= 0; value--) {
@@ -104,7 +118,7 @@ function impactOrder(
   let cutoffCount = 0;
   for (let p = start; p < end; p++) {
     const value = baseImpacts[p]!;
-    if (value < cutoff) continue;
+    if (value < cutoff || (restOnly && hasBit(baseNameBits, p))) continue;
     const rank = rankOf[baseSlots[p]!]!;
     if (value === cutoff) {
       cutoffRanks[cutoffCount++] = rank;

@@ -151,6 +151,13 @@ export class IndexStore {
   /** Per term with a bitset, how many of its base postings are in the agent's name. */
   nameCounts: number[] = [];
   /**
+   * Per term with a bitset and name postings, its rest order: the best of its postings outside names, as the impact
+   * order (slots, impacts; undefined: no name postings, the impact order is its rest order). A name set without the
+   * term in its names reads only these (name-split.ts).
+   */
+  restOrderSlots: (Int32Array | undefined)[] = [];
+  restOrderValues: (Uint16Array | undefined)[] = [];
+  /**
    * Equal impacts in those orders are by trust (as it was at compaction), then id: the ranking's tie-break.
    * Base slots whose trust changed in place since, with their trust at compaction (see impact-orders.ts);
    * `tieOrderStale` once too many changed to keep them.

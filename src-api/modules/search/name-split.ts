@@ -1,20 +1,10 @@
-import { grownBits, orInto, popcount32 } from './bitsets';
+import { orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
+import { SetReads, type RunLists } from './set-reads';
 import type { TopK } from './top-k';
-
-/** The run's lists as threshold.ts reads them: per list its order's slots and impacts, whether it holds every posting, and how far the run has read it. */
-export interface RunLists {
-  slots: Int32Array[];
-  values: Uint16Array[];
-  complete: boolean[];
-  read: Int32Array;
-}
 
 /** `blocking`: the first name set still reaching the bar has read on by itself. */
 export const READ_ON = -2;
-
-/** Postings a name set reads by itself at least, the first time (then twice as far each time). */
-const SET_READ_MIN = 256;
 
 /** For measurements and tests: a name set counted in one pass and covered in another when off (`collect`). */
 export const COLLECT = { enabled: true };
@@ -24,8 +14,6 @@ export const collectStats = { listed: 0, stopped: 0 };
 
 /** The agents of the last name set `collect` listed whole (a query runs synchronously: one list serves all). */
 let collected = new Int32Array(1024);
-/** All-zero bits for `readFor`'s missing words (never written). */
-let zeros: Uint32Array = new Uint32Array(0);
 
 /**
  * Whether the threshold algorithm rules agents out by which query words their names hold, and whether a name set
@@ -48,12 +36,10 @@ export const NAME_SPLIT = { enabled: true, minWords: 2, maxWords: 4, minAllowanc
  * lower bounds of the others. Sets are taken highest bound first: one whose bound reaches the bar (the k-th best
  * score) is "covered" (every matching agent whose name holds all its words is scored: an AND of name bitsets,
  * small for two words or more; this raises the bar) while that costs no more than the work done so far; else
- * the run reads on. Once every set not covered is below the bar (or at it, and ruled out by the tie order as in
+ * the set reads on by itself (set-reads.ts), or the run does. Once every set not covered is below the bar (or at it, and ruled out by the tie order as in
  * `stopsInTies`), no unseen agent can enter the top k.
  */
 export class NameSplit {
-  /** Per list, the highest impact of its term outside names (`IndexStore.restMaxes`). */
-  private readonly restMaxes: number[] = [];
   /** Per word, its expansions' name bitsets (none: no agent has the word in its name). */
   private readonly wordNames: Uint32Array[][] = [];
   /** Scratch of `bound`: per list its bounding impact, per word its bound. */
@@ -70,19 +56,18 @@ export class NameSplit {
   private readonly masks: number[];
   /** Per name set, its bound this round. */
   private readonly keys: Float64Array;
-  /**
-   * Per name set, how far it has read each list on its own (`readFor`: only agents whose names hold the set's words
-   * visited); undefined until it has. Where it is past the run's own read, it bounds the set's unseen agents lower.
-   */
-  private readonly setReads: (Int32Array | undefined)[];
+  /** Name sets reading on by themselves, and the bounds their reads give (set-reads.ts). */
+  private readonly setReads: SetReads;
+  /** Per word, the slots with it in their names (`wordNameBits`), once a set reads on by itself. */
+  private wordBits: (Uint32Array | undefined)[] | undefined;
 
   private constructor(
     private readonly store: IndexStore,
-    private readonly termIds: Int32Array,
+    termIds: Int32Array,
     private readonly scaled: Float64Array,
     private readonly wordEnds: Int32Array,
     private readonly matchingCount: number,
-    private readonly lists: RunLists,
+    lists: RunLists,
   ) {
     const termCount = wordEnds.length;
     this.impacts = new Int32Array(termIds.length);
@@ -92,14 +77,13 @@ export class NameSplit {
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
-    this.setReads = new Array<Int32Array | undefined>(1 << termCount);
+    this.setReads = new SetReads(store, termIds, lists, 1 << termCount);
     for (let t = 0, e = 0; t < termCount; t++) {
       const names: Uint32Array[] = [];
       let named = 0;
       let postings = 0;
       for (; e < wordEnds[t]!; e++) {
         const termId = termIds[e]!;
-        this.restMaxes.push(store.restMaxes[termId]!);
         const bits = store.nameBits[termId];
         if (bits !== undefined) names.push(bits);
         named += store.nameCounts[termId] ?? 0;
@@ -129,7 +113,7 @@ export class NameSplit {
 
   /**
    * -1 when no unseen agent can reach `top`'s bar (the heap is full); READ_ON (-2) when the first name set whose
-   * bound still reaches it has read on by itself (`readFor`: bound again before the run reads); otherwise that name
+   * bound still reaches it has read on by itself (`SetReads.read`: bound again before the run reads); otherwise that name
    * set (a mask of words). Covers name sets on the way while they hold at most `allowance`
    * matching agents (the work done so far: covering then at most doubles it). `listValue`: per list, the impact
    * its plain bound is made of (-1 when read to its end). `pastBar(e)`: whether list e has read past the bar's
@@ -142,7 +126,7 @@ export class NameSplit {
     matching: Uint32Array,
     visit: (slot: number) => void,
     allowance: number,
-    /** Agents a name set reading on by itself visits at most (`readFor`). */
+    /** Agents a name set reading on by itself visits at most (`SetReads.read`). */
     chunk: number,
   ): number {
     // Highest bound first: covering the best name sets raises the bar fastest (the top hits often have two query
@@ -208,12 +192,7 @@ export class NameSplit {
     for (let t = 0, e = 0; t < termCount; t++) {
       let best = 0;
       for (; e < wordEnds[t]!; e++) {
-        let impact = listValue[e]!;
-        if (impact >= 0 && ((mask >>> t) & 1) === 0) {
-          const own = this.setReads[mask];
-          if (own !== undefined && own[e]! > this.lists.read[e]!) impact = this.valueAfter(e, own[e]!);
-          if (impact >= 0) impact = Math.min(impact, this.restMaxes[e]!);
-        }
+        const impact = ((mask >>> t) & 1) === 0 ? this.setReads.outside(mask, e, listValue[e]!) : listValue[e]!;
         impacts[e] = impact;
         const value = Math.fround(this.scaled[e]! * impact);
         if (value > best) best = value;
@@ -256,108 +235,17 @@ export class NameSplit {
     return false;
   }
 
-  /** READ_ON if name set `mask` could read on by itself (`readFor`), else the mask (the run reads on for it). */
+  /** READ_ON if name set `mask` could read on by itself (`SetReads.read`), else the mask (the run reads on for it). */
   private readOn(mask: number, listValue: Int32Array, visit: (slot: number) => void, visits: number): number {
     if (!NAME_SPLIT.readOn) return mask;
     this.bound(mask, listValue);
-    return this.readFor(mask, visit, visits) ? READ_ON : mask;
-  }
-
-  /**
-   * An unseen agent's highest impact in list e once `read` of its postings are read (-1: the list is complete and
-   * read to its end, so no unseen agent has the term), as the run's bound (threshold.ts) takes it.
-   */
-  private valueAfter(e: number, read: number): number {
-    const values = this.lists.values[e]!;
-    if (this.lists.complete[e] && read >= values.length) return -1;
-    return values[Math.min(Math.max(0, read - 1), values.length - 1)]!;
-  }
-
-  /**
-   * Reads on for name set `mask` alone, in the lists of the words outside it: the list giving the highest bound for
-   * the set (as `bound` just computed it, in `impacts`), from where the run or the set last read it, visiting only the
-   * agents whose names hold exactly the set's query words (the others are not the set's: their own sets bound them).
-   * The set's unseen agents are then below what that list reads, however few of the run's own agents were read: a
-   * run of a word in thousands of other names costs a bit test a posting, not a score. False when no such list is
-   * left to read (the run reads on instead).
-   */
-  private readFor(mask: number, visit: (slot: number) => void, visits: number): boolean {
-    const { wordEnds, impacts, scaled, lists } = this;
-    const termCount = wordEnds.length;
-    const own = (this.setReads[mask] ??= new Int32Array(this.termIds.length));
-    let best = -1;
-    let bestValue = -1;
-    for (let t = 0, e = 0; t < termCount; t++) {
-      for (; e < wordEnds[t]!; e++) {
-        if (((mask >>> t) & 1) === 1 || impacts[e]! < 0) continue;
-        if (Math.max(lists.read[e]!, own[e]!) >= lists.slots[e]!.length) continue;
-        const value = Math.fround(scaled[e]! * impacts[e]!);
-        if (value > bestValue) {
-          bestValue = value;
-          best = e;
-        }
-      }
-    }
-    if (best < 0) return false;
     const words = (this.store.baseSlotCount + 31) >>> 5;
-    // Per word with name bits: its bits and what the set wants of them (all ones inside the set, zero outside).
-    const sets: Uint32Array[] = [];
-    const wants: number[] = [];
-    for (let t = 0; t < termCount; t++) {
-      const bits = this.wordNameBits(t, words);
-      const inside = ((mask >>> t) & 1) === 1;
-      if (bits === undefined) {
-        if (inside) return false;
-        continue;
-      }
-      sets.push(bits);
-      wants.push(inside ? -1 : 0);
+    // Not a closure over wordNameBits: tsx names each closure as it is made (esbuild's keepNames), 10 % of three words.
+    if (this.wordBits === undefined) {
+      this.wordBits = [];
+      for (let t = 0; t < this.wordEnds.length; t++) this.wordBits.push(this.wordNameBits(t, words));
     }
-    // No name holds any query word: the set is every agent, and the run's own reading serves it better.
-    if (sets.length === 0) return false;
-    const slots = lists.slots[best]!;
-    const from = Math.max(lists.read[best]!, own[best]!);
-    // Up to twice as far each time (at least SET_READ_MIN postings), and up to `visits` of the set's agents: as the
-    // run's own chunks (threshold.ts), the bar rises as it reads, so the bound is taken again.
-    const end = Math.min(slots.length, from + Math.max(SET_READ_MIN, from));
-    // One fixed expression per count of bitsets (zeros for missing words): V8 makes each a tight loop. Most postings
-    // are not the set's, so fewer words load (and keep in cache) fewer bitsets: three words 0.90x the index time.
-    zeros = grownBits(zeros, words);
-    const [a = zeros, b = zeros, c = zeros, d = zeros] = sets;
-    const [wa = 0, wb = 0, wc = 0, wd = 0] = wants;
-    let left = visits;
-    let i = from;
-    if (sets.length <= 2) {
-      while (i < end && left > 0) {
-        const slot = slots[i++]!;
-        const word = slot >>> 5;
-        if ((((a[word]! ^ wa) | (b[word]! ^ wb)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
-        }
-      }
-    } else if (sets.length === 3) {
-      while (i < end && left > 0) {
-        const slot = slots[i++]!;
-        const word = slot >>> 5;
-        if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
-        }
-      }
-    } else {
-      // At most four words (maxWords).
-      while (i < end && left > 0) {
-        const slot = slots[i++]!;
-        const word = slot >>> 5;
-        if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc) | (d[word]! ^ wd)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
-        }
-      }
-    }
-    own[best] = i;
-    return true;
+    return this.setReads.read(mask, this.wordEnds, this.impacts, this.scaled, this.wordBits, words, visit, visits) ? READ_ON : mask;
   }
 
   /** The matching agents times, per word of the mask, the share of its agents that have it in their name. */
