@@ -1,5 +1,4 @@
 import fastifyCookie from '@fastify/cookie';
-import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
@@ -24,10 +23,9 @@ import { createOpenApiRouteInfo, polishOpenApiDocument } from './openapi';
 import { apiRoutes } from './routes';
 import {
   applyCorsHeaders,
-  checkHost,
   clientErrorHandler,
-  corsOptions,
   createMethodIndex,
+  createRequestHeadersHook,
   installMethodHandling,
   transportServerOptions,
   trustProxyOption,
@@ -86,17 +84,18 @@ export async function buildApp({ services, config, extensions = [], logger, admi
     },
   }).withTypeProvider<ZodTypeProvider>();
 
-  // Session cookies of accounts (REST /me and the console's /trpc).
-  await app.register(fastifyCookie);
+  // Session cookies of accounts (REST /me and the console's /trpc): set through the reply, read by
+  // sessionTokenOf on the routes that take a session; no parsing hook on every request.
+  await app.register(fastifyCookie, { hook: false });
   // Before any route is added: the method index behind 405s is fed by onRoute.
-  installMethodHandling(app, createMethodIndex());
+  const methodIndex = createMethodIndex();
+  installMethodHandling(app, methodIndex);
   const openApiRoutes = createOpenApiRouteInfo();
   app.addHook('onRoute', (route) => openApiRoutes.add(route));
   // Before any route, so that its onResponse hook counts them all.
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
-  // CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries it; then the Host check.
-  await app.register(fastifyCors, corsOptions(API_PREFIX));
-  app.addHook('onRequest', checkHost);
+  // nosniff and CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries them; then the Host check.
+  app.addHook('onRequest', createRequestHeadersHook(API_PREFIX, methodIndex));
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -112,12 +111,6 @@ export async function buildApp({ services, config, extensions = [], logger, admi
     } catch {
       done(new AppError(400, 'malformed_json', 'Malformed JSON', 'The request body is not valid JSON'), undefined);
     }
-  });
-
-  // A callback hook, not an async one: it runs on every response.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('X-Content-Type-Options', 'nosniff');
-    done(null, payload);
   });
 
   app.setErrorHandler((error, request, reply) => {

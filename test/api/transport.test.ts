@@ -255,6 +255,18 @@ describe('methods', () => {
   });
 });
 
+describe('hooks', () => {
+  it('runs two onRequest hooks and one onSend hook on an API route, and no more', () => {
+    // Every request pays for each: nosniff, CORS and the Host check are one hook (createRequestHeadersHook), then
+    // API keys and limits; the cookie plugin's writer is the one onSend hook (cookies are parsed where read).
+    const routes = server.app.printRoutes({ includeHooks: true, commonPrefix: false, method: 'GET' });
+    const block = /\/search \(GET\)\n((?:.*•.*\n)+)/.exec(routes)?.[1] ?? '';
+    const hooks = (name: string) => JSON.parse(new RegExp(`\\(${name}\\) (\\[.*\\])`).exec(block)?.[1] ?? '[]') as string[];
+    expect(hooks('onRequest')).toEqual(['requestHeaders()', 'anonymous()']);
+    expect(hooks('onSend')).toEqual(['fastifyCookieOnSendHandler()']);
+  });
+});
+
 describe('CORS', () => {
   const origin = 'https://client.example';
 

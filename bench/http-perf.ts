@@ -1,0 +1,68 @@
+/**
+ * On-CPU profile of the bundled server (`node out/api/serve.js`, as the bench runs it) under one search class's
+ * load: `perf record -e cpu-clock` of the server process only, with V8's perf map, so kernel time (the socket
+ * writes) and JavaScript are counted by CPU time, not by wall time as --cpu-prof does (a write that wakes the
+ * load generator and is preempted there counts there in full). Prints the server's CPU per request.
+ *
+ *   npx tsx bench/http-perf.ts [--agents 100000] [--classes one] [--seconds 8] [--root DIR] [--out /tmp/http.perf]
+ *   perf report -i /tmp/http.perf --no-children --sort dso,sym
+ * Not a test.
+ */
+import { fork, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { classSearches, generateAgents } from './lib/dataset';
+import { freePort, spawnServer } from './lib/server-process';
+import { argument, chosenClasses } from './lib/cli';
+
+const size = Number(argument('agents') ?? 100_000);
+const seconds = Number(argument('seconds') ?? 8);
+const out = argument('out') ?? path.join(os.tmpdir(), 'http.perf');
+const root = argument('root');
+const kind = chosenClasses()[0]!;
+const dataDir = path.join(os.tmpdir(), `agentdir-search-service-ab-${size}`);
+
+const cpuMicros = (pid: number): number => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+const port = await freePort();
+const server = spawnServer(port, dataDir, { root, nodeArgs: ['--perf-basic-prof-only-functions'] });
+const origin = `http://127.0.0.1:${port}`;
+for (;;) {
+  try {
+    const health = (await (await fetch(`${origin}/api/v1/health`)).json()) as { agents_indexed: number };
+    const metrics = await (await fetch(`${origin}/metrics`)).text();
+    if (health.agents_indexed >= size && /^agentdir_background_jobs 0$/m.test(metrics)) break;
+  } catch {
+    // not listening yet
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const agents = generateAgents(size);
+const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) =>
+  kind === 'filtered POST'
+    ? { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) }
+    : { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q, limit: '20' })}` },
+);
+const child = fork(path.join(import.meta.dirname, 'lib/load-child.ts'), { execArgv: ['--import', 'tsx'] });
+const load = (secs: number) =>
+  new Promise<{ rps: number; p99: number; total: number }>((resolve) => {
+    child.once('message', resolve as never);
+    child.send({ url: origin, requests, connections: 50, seconds: secs });
+  });
+await load(2);
+const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(server.pid), '-o', out], { stdio: 'ignore' });
+await new Promise((resolve) => setTimeout(resolve, 300));
+const before = cpuMicros(server.pid!);
+const result = await load(seconds);
+const cpu = (cpuMicros(server.pid!) - before) / result.total;
+perf.kill('SIGINT');
+await new Promise((resolve) => perf.once('exit', resolve));
+console.log(
+  `${kind}: ${Math.round(result.rps)} req/s p99 ${result.p99} ms ${cpu.toFixed(1)} µs CPU/req, load ${os.loadavg()[0]!.toFixed(1)}; perf data in ${out}`,
+);
+child.kill();
+server.kill('SIGTERM');
