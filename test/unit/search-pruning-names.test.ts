@@ -163,4 +163,21 @@ describe('threshold algorithm split by the name field', () => {
       expect(setReads).toBeGreaterThan(20);
     }
   });
+
+  it('splits no run whose words are in no name (every agent is in the set of none: nothing to gain)', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(9, 4_000)) index.apply(agent);
+    index.compact();
+    // "model" and "platform" are in no name; "data" is in many.
+    for (const [q, split] of [
+      ['model platform', false],
+      ['platform model', false],
+      ['data model', true],
+      ['model platform data', true],
+    ] as const) {
+      expect(index.search(q, 20, {}, 'pruned'), q).toEqual(index.search(q, 20, {}, 'exhaustive'));
+      expect(pruningStats.threshold, q).not.toBe('skipped');
+      expect(thresholdStats.split, q).toBe(split);
+    }
+  });
 });

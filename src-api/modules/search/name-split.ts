@@ -107,7 +107,13 @@ export class NameSplit {
     // words: measured at 100,000 agents, the passes over the name bitsets cost more than the reads they save.
     const words = wordEnds.length;
     if (!NAME_SPLIT.enabled || words < NAME_SPLIT.minWords || words > NAME_SPLIT.maxWords) return undefined;
-    for (const termId of termIds) if (store.restMaxes[termId] === undefined) return undefined;
+    let named = false;
+    for (const termId of termIds) {
+      if (store.restMaxes[termId] === undefined) return undefined;
+      if (store.nameBits[termId] !== undefined) named = true;
+    }
+    // No query word in any name: every agent is in the set of none, bounded as the run bounds it (a pass a round for nothing).
+    if (!named) return undefined;
     return new NameSplit(store, termIds, scaled, wordEnds, matchingCount, lists);
   }
 

@@ -35,8 +35,8 @@ import type { TopK } from './top-k';
  */
 export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 4 };
 
-/** Agents the last run read, and whether it stopped inside a run of ties (for tests and measurements). */
-export const thresholdStats = { visited: 0, inTies: false, byNames: false, setReads: 0 };
+/** Agents the last run read, whether it stopped inside a run of ties, whether it split by names (for tests and measurements). */
+export const thresholdStats = { visited: 0, inTies: false, byNames: false, setReads: 0, split: false };
 
 /** Whether a run may stop inside a run of equal impacts (`stopsInTies`); off for A/B measurements. */
 export const TIE_ORDER = { enabled: true };
@@ -205,6 +205,7 @@ export function thresholdTopK(
     }
   }
   thresholdStats.visited = marked.length;
+  thresholdStats.split = split !== undefined;
   return result;
 
   /**
