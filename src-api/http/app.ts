@@ -193,11 +193,21 @@ export async function buildApp({ services, config, extensions = [], logger, admi
       enforce(reply, await limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
     };
     // A callback hook that returns at once when there is nothing to do (no key; limits off or none on the route):
-    // no client bucket (an address parse) and no promise for such requests.
+    // no client bucket and no promise for such requests. Without a key, a limiter that decides at once (in
+    // memory) is asked without a promise too: that is every anonymous read.
     scope.addHook('onRequest', (request, reply, done) => {
       const key = apiKeyOf(request.headers);
-      if (key === undefined && !(config.rateLimit.enabled && request.routeOptions.config.rateLimit)) return done();
-      authenticateAndLimit(request, reply, key).then(() => done(), done);
+      if (key !== undefined) return void authenticateAndLimit(request, reply, key).then(() => done(), done);
+      const policy = config.rateLimit.enabled ? request.routeOptions.config.rateLimit : undefined;
+      if (!policy) return done();
+      const decision = limiter.hit(policy, clientBucket(request.ip), false);
+      if (decision instanceof Promise) return void decision.then((decided) => enforce(reply, decided)).then(() => done(), done);
+      try {
+        enforce(reply, decision);
+      } catch (error) {
+        return done(error as Error);
+      }
+      done();
     });
 
     // Usage per key and day, for the account dashboard's chart (counted in memory, written in batches).

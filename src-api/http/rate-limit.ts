@@ -152,6 +152,23 @@ export function createRedisRateLimiter(config: RateLimitConfig, redis: Redis, pr
  * IPv4-mapped IPv6 addresses count as their IPv4 address.
  */
 export function clientBucket(address: string): string {
+  const known = knownBuckets.get(address);
+  if (known !== undefined) return known;
+  const bucket = bucketOf(address);
+  if (knownBuckets.size >= KNOWN_BUCKETS_MAX) knownBuckets.clear();
+  knownBuckets.set(address, bucket);
+  return bucket;
+}
+
+/**
+ * Buckets of the addresses seen lately: every limited request asks, and ipaddr's parse costs 1-2 µs for an
+ * IPv4 address, 5-9 µs for an IPv6 or IPv4-mapped one (what a dual-stack listener sees).
+ */
+const knownBuckets = new Map<string, string>();
+/** Bounded: past this many addresses, the answers start afresh. */
+const KNOWN_BUCKETS_MAX = 4096;
+
+function bucketOf(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   const parsed = ipaddr.process(address);
   if (parsed.kind() === 'ipv4') return parsed.toString();

@@ -50,8 +50,8 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
       },
     },
     async (request, reply) => {
-      const { q, ...rest } = request.query;
-      const found = await services.search.searchJson({ query: q, ...rest });
+      // The query as validated (its text as `q`, which searchJson takes as well): no copy of it per request.
+      const found = await services.search.searchJson(request.query);
       setPageLinks(request, reply, found);
       return sendJson<SearchResult>(reply, found.json);
     },
@@ -105,6 +105,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
         response: { 200: connectionsResultSchema, ...errors, 404: problemSchema },
       },
     },
-    async (request, reply) => sendJson<ConnectionsResult>(reply, await services.search.connectionsJson(request.params.id, request.query.limit)),
+    async (request, reply) =>
+      sendJson<ConnectionsResult>(reply, await services.search.connectionsJson(request.params.id, request.query.limit)),
   );
 };
