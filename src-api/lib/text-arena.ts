@@ -67,11 +67,7 @@ export class TextArena {
   visitBytes(key: string, visit: (chunk: Buffer, start: number, end: number) => void): boolean {
     const location = this.locations.get(key);
     if (location === undefined) return false;
-    const high = Math.floor(location / OFFSET_BITS);
-    const length = location - high * OFFSET_BITS;
-    const chunk = Math.floor(high / OFFSET_BITS);
-    const offset = high - chunk * OFFSET_BITS;
-    visit(this.chunks[chunk]!, offset, offset + length);
+    this.visitLocation(location, visit);
     return true;
   }
 
@@ -92,11 +88,7 @@ export class TextArena {
       location = found;
       this.note(handle, key, location);
     }
-    const high = Math.floor(location / OFFSET_BITS);
-    const length = location - high * OFFSET_BITS;
-    const chunk = Math.floor(high / OFFSET_BITS);
-    const offset = high - chunk * OFFSET_BITS;
-    visit(this.chunks[chunk]!, offset, offset + length);
+    this.visitLocation(location, visit);
     return true;
   }
 
@@ -130,6 +122,15 @@ export class TextArena {
   /** The key stored longest ago (first in insertion order), if any. */
   oldestKey(): string | undefined {
     return this.locations.keys().next().value;
+  }
+
+  /** Hands `visit` the chunk and byte range a packed location names (no view, no object: see visitBytes). */
+  private visitLocation(location: number, visit: (chunk: Buffer, start: number, end: number) => void): void {
+    const high = Math.floor(location / OFFSET_BITS);
+    const length = location - high * OFFSET_BITS;
+    const chunk = Math.floor(high / OFFSET_BITS);
+    const offset = high - chunk * OFFSET_BITS;
+    visit(this.chunks[chunk]!, offset, offset + length);
   }
 
   private note(handle: number, key: string, location: number): void {
