@@ -175,22 +175,22 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   };
   /** API-key authentication, the route's rate limit and per-key usage, for every route of `scope`. */
   const installClientLimits = (scope: FastifyInstance): void => {
-    // Authentication first (a bad key is a 401, never anonymous), then the rate limit.
-    const authenticateAndLimit = async (request: FastifyRequest, reply: FastifyReply, key: string | undefined): Promise<void> => {
-      const client = clientBucket(request.ip);
-      if (key !== undefined) {
-        try {
-          request.apiKeyId = await services.keys.authenticate(key);
-        } catch (error) {
-          // Guessing keys costs the guesser's IP its read budget: counted before the 401.
-          if (error instanceof InvalidApiKeyError && config.rateLimit.enabled) enforce(reply, await limiter.hit('reads', client, false));
-          throw error;
-        }
+    // A request with a key: authentication first (a bad key is a 401, never anonymous), then the rate limit.
+    const authenticateAndLimit = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> => {
+      let keyId: string;
+      try {
+        keyId = request.apiKeyId = await services.keys.authenticate(key);
+      } catch (error) {
+        // Guessing keys costs the guesser's IP its read budget: counted before the 401.
+        if (error instanceof InvalidApiKeyError && config.rateLimit.enabled)
+          enforce(reply, await limiter.hit('reads', clientBucket(request.ip), false));
+        throw error;
       }
       const policy = request.routeOptions.config.rateLimit;
       if (!policy || !config.rateLimit.enabled) return;
-      const keyed = policy === 'reads' && request.apiKeyId !== undefined;
-      enforce(reply, await limiter.hit(policy, keyed ? request.apiKeyId! : client, keyed));
+      // Reads count against the key's own budget; the other policies against the client's address, key or not.
+      const keyed = policy === 'reads';
+      enforce(reply, await limiter.hit(policy, keyed ? keyId : clientBucket(request.ip), keyed));
     };
     // A callback hook that returns at once when there is nothing to do (no key; limits off or none on the route):
     // no client bucket and no promise for such requests. Without a key, a limiter that decides at once (in
