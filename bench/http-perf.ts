@@ -9,11 +9,10 @@
  * Not a test.
  */
 import { fork, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { classSearches, generateAgents } from './lib/dataset';
-import { freePort, spawnServer } from './lib/server-process';
+import { freePort, processCpuMicros, spawnServer, waitSettled } from './lib/server-process';
 import { argument, chosenClasses } from './lib/cli';
 
 const size = Number(argument('agents') ?? 100_000);
@@ -23,24 +22,10 @@ const root = argument('root');
 const kind = chosenClasses()[0]!;
 const dataDir = path.join(os.tmpdir(), `agentdir-search-service-ab-${size}`);
 
-const cpuMicros = (pid: number): number => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
-
 const port = await freePort();
 const server = spawnServer(port, dataDir, { root, nodeArgs: ['--perf-basic-prof-only-functions'] });
 const origin = `http://127.0.0.1:${port}`;
-for (;;) {
-  try {
-    const health = (await (await fetch(`${origin}/api/v1/health`)).json()) as { agents_indexed: number };
-    const metrics = await (await fetch(`${origin}/metrics`)).text();
-    if (health.agents_indexed >= size && /^agentdir_background_jobs 0$/m.test(metrics)) break;
-  } catch {
-    // not listening yet
-  }
-  await new Promise((resolve) => setTimeout(resolve, 100));
-}
+await waitSettled(origin, size);
 const agents = generateAgents(size);
 const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) =>
   kind === 'filtered POST'
@@ -56,9 +41,9 @@ const load = (secs: number) =>
 await load(2);
 const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(server.pid), '-o', out], { stdio: 'ignore' });
 await new Promise((resolve) => setTimeout(resolve, 300));
-const before = cpuMicros(server.pid!);
+const before = processCpuMicros(server.pid!);
 const result = await load(seconds);
-const cpu = (cpuMicros(server.pid!) - before) / result.total;
+const cpu = (processCpuMicros(server.pid!) - before) / result.total;
 perf.kill('SIGINT');
 await new Promise((resolve) => perf.once('exit', resolve));
 console.log(

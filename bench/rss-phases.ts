@@ -18,7 +18,7 @@ import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { classSearches, createRandom, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { filtersOf } from './lib/measure';
-import { freePort, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
+import { freePort, processCpuMicros, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
 const options = new Command('rss-phases')
@@ -132,10 +132,7 @@ async function main(): Promise<void> {
     return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), hwm: kb('VmHWM') };
   };
   /** The server's CPU time so far (user + system), in ms. */
-  const cpuMs = () => {
-    const fields = fs.readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (100 Hz)
-  };
+  const cpuMs = () => processCpuMicros(server.pid!) / 1000;
   let phasePeak = 0;
   const timer = setInterval(() => (phasePeak = Math.max(phasePeak, status().rss)), 200);
 

@@ -22,7 +22,7 @@ import * as ownConfig from '../src-api/config';
 import * as ownConsole from '../src-api/console/console.extensions';
 import * as ownServer from '../src-api/server';
 import { classSearches, generateAgents } from './lib/dataset';
-import { freePort, spawnServer } from './lib/server-process';
+import { freePort, processCpuMicros, spawnServer, waitSettled } from './lib/server-process';
 import { argument, chosenClasses } from './lib/cli';
 
 const size = Number(argument('agents') ?? 100_000);
@@ -45,32 +45,12 @@ interface Variant {
   close: () => Promise<void>;
 }
 
-/** utime + stime of a process, from /proc (clock ticks of 10 ms). */
-function processCpuMicros(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-/** Settled as the bench waits for it: index and profile cache warm, trust refresh done. */
-async function settled(origin: string): Promise<void> {
-  for (;;) {
-    try {
-      const health = (await (await fetch(`${origin}/api/v1/health`)).json()) as { agents_indexed: number };
-      const metrics = await (await fetch(`${origin}/metrics`)).text();
-      if (health.agents_indexed >= size && /^agentdir_background_jobs 0$/m.test(metrics)) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function start(name: string, dir: string | undefined): Promise<Variant> {
   if (process.argv.includes('--spawn')) {
     const port = await freePort();
     const server = spawnServer(port, dataDir, { cache, root: dir });
     const origin = `http://127.0.0.1:${port}`;
-    await settled(origin);
+    await waitSettled(origin, size);
     return {
       name,
       origin,
@@ -84,7 +64,7 @@ async function start(name: string, dir: string | undefined): Promise<Variant> {
   const { consoleExtensions } = await from('src-api/console/console.extensions.ts', ownConsole);
   const config = createConfig({ dataDir, demoData: false, port: 0, searchCache: cache, rateLimit: { enabled: false } } as never);
   const server = await startServer(config, { extensions: consoleExtensions });
-  await settled(server.origin);
+  await waitSettled(server.origin, size);
   return {
     name,
     origin: server.origin,

@@ -127,6 +127,18 @@ export async function waitForHealth(url: string, timeoutMs: number): Promise<voi
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
+/** Waits until the server listens, has indexed `agents` and is idle (warm-ups and trust refresh done), as the bench waits. */
+export async function waitSettled(origin: string, agents: number): Promise<void> {
+  await waitForHealth(`${origin}/api/v1/health`, 120_000);
+  await waitFor(`${origin}/api/v1`, (progress) => progress.agents_indexed >= agents && progress.idle);
+}
+
+/** A process's CPU time so far, user + system, in µs (from /proc: clock ticks of 10 ms). */
+export function processCpuMicros(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
