@@ -159,8 +159,11 @@ export function createProfileCache({
         catchUp();
         let at = 0;
         const forward = (bytes: Buffer, start: number, end: number): void => visit(at, bytes, start, end);
-        if (handles) for (; at < ids.length; at++) if (!profiles.visitBytesAt(handles[at]!, ids[at]!, forward)) break;
-        if (!handles) for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
+        if (handles) {
+          for (; at < ids.length; at++) if (!profiles.visitBytesAt(handles[at]!, ids[at]!, forward)) break;
+        } else {
+          for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
+        }
         if (at === ids.length) return;
         // A miss (not cached yet, or no profile): the rest as getMany reads them (views taken before any eviction).
         const rest = getMany(ids.slice(at));
