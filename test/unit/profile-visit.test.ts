@@ -11,26 +11,35 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * `count` new agents in a fresh directory, and SQLite's synchronous profile cache as search reads it
+ * (agents.searchSync): `visited` lists what visitMany hands out (with `handles`, if given), `expected` what
+ * getMany finds, both as [place in the ids asked, profile text].
+ */
+async function agentsWithProfiles(name: string, count: number, handles?: number[]) {
+  const dataDir = makeTempDir();
+  dirs.push(dataDir);
+  const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
+  const services = createServices({ db: openDatabase(databasePath(config)), config });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++)
+    ids.push((await services.agents.edits.create(agentInput({ name: `${name} ${i}` }), { emitEvents: false })).id);
+  const { profiles } = services.agents.searchSync!;
+  const visited = (asked: string[]) => {
+    const out: [number, string][] = [];
+    profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]), handles);
+    return out;
+  };
+  const expected = (asked: string[]) => {
+    const found = profiles.getMany(asked);
+    return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
+  };
+  return { services, ids, profiles, visited, expected };
+}
+
 describe('profile cache: visitMany', () => {
   it('hands out the same bytes as getMany, in the order asked, cached or not, skipping ids without a profile', async () => {
-    const dataDir = makeTempDir();
-    dirs.push(dataDir);
-    const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
-    const services = createServices({ db: openDatabase(databasePath(config)), config });
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++)
-      ids.push((await services.agents.edits.create(agentInput({ name: `Visit Agent ${i}` }), { emitEvents: false })).id);
-    // SQLite's synchronous profile cache, as search reads it (agents.searchSync).
-    const { profiles } = services.agents.searchSync!;
-    const visited = (asked: string[]) => {
-      const out: [number, string][] = [];
-      profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]));
-      return out;
-    };
-    const expected = (asked: string[]) => {
-      const found = profiles.getMany(asked);
-      return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
-    };
+    const { ids, profiles, visited, expected } = await agentsWithProfiles('Visit Agent', 6);
     // Half cached first: a cached run, then a miss part-way (the rest through the database), an unknown id among them.
     profiles.getMany([ids[0]!, ids[2]!]);
     const asked = [ids[2]!, ids[0]!, ids[5]!, 'no-such-agent', ids[1]!, ids[3]!];
@@ -43,24 +52,7 @@ describe('profile cache: visitMany', () => {
   });
 
   it('with handles (search: index slots), hands out an edited or unlisted agent’s profile as it is now', async () => {
-    const dataDir = makeTempDir();
-    dirs.push(dataDir);
-    const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
-    const services = createServices({ db: openDatabase(databasePath(config)), config });
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++)
-      ids.push((await services.agents.edits.create(agentInput({ name: `Handle Agent ${i}` }), { emitEvents: false })).id);
-    const { profiles } = services.agents.searchSync!;
-    const handles = [3, 0, 2, 1];
-    const visited = (asked: string[]) => {
-      const out: [number, string][] = [];
-      profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]), handles);
-      return out;
-    };
-    const expected = (asked: string[]) => {
-      const found = profiles.getMany(asked);
-      return asked.flatMap((id, index): [number, string][] => (found.has(id) ? [[index, found.get(id)!.toString('utf8')]] : []));
-    };
+    const { services, ids, visited, expected } = await agentsWithProfiles('Handle Agent', 4, [3, 0, 2, 1]);
     expect(visited(ids)).toEqual(expected(ids));
     // Noted under their handles now: an edit and an unlisting must not hand out the noted bytes.
     expect(visited(ids)).toEqual(expected(ids));
