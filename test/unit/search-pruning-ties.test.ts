@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
-import { compact } from '../../src-api/modules/search/compaction';
+import { compact, MIN_TAIL_POSTINGS_LIMIT } from '../../src-api/modules/search/compaction';
 import { TIE_EXCEPTIONS_MAX } from '../../src-api/modules/search/impact-orders';
 import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { pruningStats } from '../../src-api/modules/search/pruned';
@@ -134,12 +134,39 @@ describe('pruned top-k on long runs of equal scores', () => {
     const outcomes = expectSame(index, 11, 80);
     expect(outcomes['in ties'], JSON.stringify(outcomes)).toBeGreaterThan(0);
   });
+  it('the end of a bulk load folds in the rest of its tail; a live directory keeps a tail within its share', () => {
+    // About 35 postings an agent: 12,000 in the base, then agents until the tail is past the small-tail limit.
+    const agents = corpus(21, 14_000).map((agent, i) => ({
+      ...agent,
+      tagline: Array.from({ length: 24 }, (_, w) => `w${(i * 31 + w * 7) % 997}`).join(' '),
+    }));
+    for (const bulk of [true, false]) {
+      const index = new SearchIndex();
+      const store = (index as unknown as { store: IndexStore }).store;
+      for (const agent of agents.slice(0, 12_000)) index.apply(agent);
+      // As a bulk load's compaction in its middle (tie order deferred), or a compaction of a live directory.
+      compact(store, !bulk);
+      let next = 12_000;
+      while (store.tails.length <= MIN_TAIL_POSTINGS_LIMIT + 2_000) index.apply(agents[next++]!);
+      const tail = store.tails.length;
+      expect(tail).toBeGreaterThan(MIN_TAIL_POSTINGS_LIMIT);
+      expect(tail).toBeLessThan(store.baseSlots.length * 0.1);
+      index.maybeCompact();
+      expect(store.tails.length, bulk ? 'bulk load' : 'live').toBe(bulk ? 0 : tail);
+      expect(store.baseSlotCount).toBe(bulk ? next : 12_000);
+      expect(store.tieOrderDeferred).toBe(false);
+      expectSame(index, bulk ? 22 : 23, 40);
+    }
+  });
   it('breaks ties by id rank as by id string, with ids out of slot order and agents added or changed after compaction', () => {
     onTestFinished(() => {
       ID_RANKS.enabled = true;
     });
     // Ids of several lengths and cases, so their string order is neither slot order nor numeric order.
-    const agents = corpus(13, 6_000).map((agent, i) => ({ ...agent, id: `${i % 3 === 0 ? 'A' : 'a'}${((i * 7919) % 6_000).toString(36)}` }));
+    const agents = corpus(13, 6_000).map((agent, i) => ({
+      ...agent,
+      id: `${i % 3 === 0 ? 'A' : 'a'}${((i * 7919) % 6_000).toString(36)}`,
+    }));
     for (const inIdOrder of [false, true]) {
       const loaded = inIdOrder ? [...agents].sort((a, b) => (a.id < b.id ? -1 : 1)) : agents;
       const index = new SearchIndex();

@@ -6,7 +6,7 @@ import { FIELD_COUNT, NAME_FIELD, quantiseImpact, TF_MAX, TF_SHIFT, type IndexSt
 // (at least 1,024); during a bulk catch-up, tails up to 1M postings (about 12 MB) before compacting early: measured
 // at 100,000 agents, larger tails built no faster (3.5–4 s either way, 5 s at 8M) and left more freed memory behind.
 const TAIL_SHARE_LIMIT = 0.1;
-const MIN_TAIL_POSTINGS_LIMIT = 1 << 15;
+export const MIN_TAIL_POSTINGS_LIMIT = 1 << 15;
 const DEAD_SHARE_LIMIT = 0.2;
 const MIN_DEAD_SLOTS_LIMIT = 1024;
 const BULK_TAIL_POSTINGS_LIMIT = 1 << 20;
@@ -16,10 +16,19 @@ const BULK_TAIL_POSTINGS_LIMIT = 1 << 20;
  * past their share (tails are slower to score). In the middle of a large
  * catch-up (`midBatch`) only a memory guard applies, so that loading 100,000
  * agents compacts once, at the end.
+ *
+ * At the end of a bulk load that compacted in its middle (its orders wait for
+ * their tie order: `tieOrderDeferred`), the rest of its tail is folded in too
+ * unless it is small: every query scores tail postings in full, and a share
+ * of the base grows with the directory (at 1,000,000 agents the load's last
+ * 12,000 agents, 0.5M postings against a limit of 4M, were three quarters of
+ * a one-word search's CPU). The compaction builds the tie order as well.
  */
 export function compactionDue(store: IndexStore, midBatch: boolean): boolean {
   if (midBatch) return store.tails.length > BULK_TAIL_POSTINGS_LIMIT;
-  const tailLimit = Math.max(MIN_TAIL_POSTINGS_LIMIT, store.baseSlots.length * TAIL_SHARE_LIMIT);
+  const tailLimit = store.tieOrderDeferred
+    ? MIN_TAIL_POSTINGS_LIMIT
+    : Math.max(MIN_TAIL_POSTINGS_LIMIT, store.baseSlots.length * TAIL_SHARE_LIMIT);
   return store.tails.length > tailLimit || store.deadCount > Math.max(MIN_DEAD_SLOTS_LIMIT, store.slotCount * DEAD_SHARE_LIMIT);
 }
 
