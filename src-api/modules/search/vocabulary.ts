@@ -29,6 +29,21 @@ const MAX_VERIFICATIONS = 2_000;
  */
 const LENGTH_BITS = 6;
 const LENGTH_SLOTS = 1 << LENGTH_BITS;
+/**
+ * Per term, during a typo lookup: the lookup's stamp (its candidates: older stamps are stale), the first of the
+ * query's gram lists that holds the term and in how many it is, 8 bits each: up to 255 lists, so query words up to
+ * 250 letters (fuzzyMatches returns before that: the index's words have at most MAX_TOKEN_LENGTH + 1).
+ */
+const MARK_COUNT = 0xff;
+const MARK_FIRST_SHIFT = 8;
+const MARK_FIRST = 0xff << MARK_FIRST_SHIFT;
+const MARK_STAMP_SHIFT = 16;
+/** Stamps stay positive 32-bit integers; after the last one, every mark is cleared. */
+const MAX_MARK_STAMP = 2 ** (31 - MARK_STAMP_SHIFT) - 1;
+const MARK_STAMP = MAX_MARK_STAMP << MARK_STAMP_SHIFT;
+const NO_ENTRIES: readonly number[] = [];
+const RADIX_BITS = 9;
+const RADIX = 1 << RADIX_BITS;
 /** Padding characters that cannot occur in a term, so grams also mark where a word starts and ends. */
 const START = '\u0002\u0002';
 const END = '\u0003\u0003';
@@ -42,7 +57,9 @@ const END = '\u0003\u0003';
  *   distinct padded trigrams (one edit, even an adjacent swap, destroys at
  *   most four), so only terms reaching that count (and of a length within k)
  *   are checked with the exact, bounded edit distance. No query ever walks
- *   the whole vocabulary. The trigram lists are kept per first letter, and
+ *   the whole vocabulary, nor the longest lists of its grams: a term sharing
+ *   enough grams is also in one of the shorter lists (see fuzzyMatches). The
+ *   trigram lists are kept per first letter, and
  *   typos are only looked for among words with the same first letter (as
  *   Elasticsearch's prefix_length 1): people rarely mistype it, and it makes
  *   the lists an order of magnitude shorter.
@@ -60,6 +77,7 @@ export class Vocabulary {
   private table = new Int32Array(1 << 12);
   private termHashes = new Int32Array(1024);
   private termLengths = new Uint8Array(1024);
+  private longestTerm = 0;
   private termGramCounts = new Uint8Array(1024);
   /** Per term, which letters it has (see `letterSet`): a cheap test that rules out most typo candidates. */
   private termLetters = new Int32Array(1024);
@@ -69,9 +87,14 @@ export class Vocabulary {
   private pending: number[] = [];
 
   private readonly gramPostings = new Map<string, number[]>();
-  private gramCounts = new Uint8Array(1024);
-  private gramStamps = new Uint32Array(1024);
+  /** Per term, its stamp, first list and count in the current typo lookup (see MARK_COUNT). */
+  private gramMarks = new Int32Array(1024);
+  /** The terms a typo lookup met, and room to sort them. */
+  private candidates: Int32Array = new Int32Array(1024);
+  private candidateScratch: Int32Array = new Int32Array(1024);
   private gramStamp = 0;
+  /** Gram-list entries that typo lookups read or looked up, in all (for tests and benches). */
+  entriesRead = 0;
 
   get size(): number {
     return this.terms.length;
@@ -104,6 +127,7 @@ export class Vocabulary {
     if ((termId + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.place(termId);
     this.termLengths[termId] = term.length;
+    if (term.length > this.longestTerm) this.longestTerm = term.length;
     const grams = distinctGrams(term);
     this.termGramCounts[termId] = Math.min(255, grams.length);
     this.termLetters[termId] = letterSet(term);
@@ -136,62 +160,123 @@ export class Vocabulary {
     const length = term.length;
     let maxDistance = 0;
     for (let other = Math.max(1, length - 2); other <= length + 2; other++) maxDistance = Math.max(maxDistance, allowance(length, other));
-    if (maxDistance === 0) return [];
+    // No term is long enough: nothing would pass the length filter. (So a word of 250 letters or more, whose grams
+    // would overflow the marks' 8 bits, stops here: the index's words have at most MAX_TOKEN_LENGTH + 1.)
+    if (maxDistance === 0 || length - maxDistance > this.longestTerm) return [];
     const grams = distinctGrams(term);
-    const stamp = this.nextGramStamp();
-    const counts = this.gramCounts;
-    const stamps = this.gramStamps;
-    const lengths = this.termLengths;
-    const candidates: number[] = [];
     // Every term in these lists starts with the same letter, so shares the gram "␂␂" + that letter: its list (the
-    // longest) is not walked, and it is counted for each candidate below. A term sharing no other gram never passes
+    // longest) is not read, and it is counted for each candidate below. A term sharing no other gram never passes
     // (each allowance needs at least 2 shared grams), so nothing is lost.
     const firstGram = `${START}${term[0]}`;
+    const lists: (readonly number[])[] = [];
+    const order: number[] = [];
     for (const gram of grams) {
       if (gram === firstGram) continue;
-      const list = this.gramPostings.get(term[0] + gram);
-      if (!list) continue;
+      order.push(order.length);
+      lists.push(this.gramPostings.get(term[0] + gram) ?? NO_ENTRIES);
+    }
+    // A term passes with `shared` = its grams in these lists + 1 ≥ max(grams.length, its own) − 4 × allowed, so it is in
+    // `needed` of the lists at least; it is then in at least one of all but the needed − 1 longest (pigeonhole). Those
+    // are read whole, and the long ones only searched for the terms found there (by galloping: the lists are in term
+    // id order). At 1,000,000 agents a letter's common grams have 40,000 terms each: reading them was most of the work.
+    const needed = Math.max(1, grams.length - 4 * maxDistance - 1);
+    if (needed > 1) order.sort((a, b) => lists[a]!.length - lists[b]!.length || a - b);
+    const read = order.length - (needed - 1);
+    const readInOrder = needed > 1 ? order.slice(0, read).sort((a, b) => a - b) : order;
+    const stampBits = this.nextGramStamp() << MARK_STAMP_SHIFT;
+    const marks = this.gramMarks;
+    const lengths = this.termLengths;
+    // Read in the query's order, so a term's first list is the first that meets it; the order found is then by first
+    // list, then by id, as candidates were always met.
+    let reached = this.candidates;
+    let found = 0;
+    for (const index of readInOrder) {
+      const list = lists[index]!;
+      this.entriesRead += list.length;
       for (let i = 0; i < list.length; i++) {
         const entry = list[i]!;
         const termId = entry >>> LENGTH_BITS;
         const packed = entry & (LENGTH_SLOTS - 1);
         const difference = (packed === LENGTH_SLOTS - 1 ? lengths[termId]! : packed) - length;
         if (difference > maxDistance || difference < -maxDistance) continue;
-        if (stamps[termId] !== stamp) {
-          stamps[termId] = stamp;
-          counts[termId] = 1;
-          candidates.push(termId);
-        } else if (counts[termId]! < 255) {
-          counts[termId]!++;
+        const mark = marks[termId]!;
+        if ((mark & MARK_STAMP) !== stampBits) {
+          marks[termId] = stampBits | (index << MARK_FIRST_SHIFT) | 1;
+          if (found === reached.length) reached = this.growCandidates();
+          reached[found++] = termId;
+        } else {
+          marks[termId] = mark + 1;
         }
       }
     }
-    // Candidates passing the count and length filters, most grams in common first, at most MAX_VERIFICATIONS of them.
-    const passing: number[][] = [];
-    for (const termId of candidates) {
-      const shared = Math.min(255, counts[termId]! + 1);
+    if (read < order.length) {
+      if (this.candidateScratch.length < found) this.candidateScratch = new Int32Array(reached.length);
+      sortIds(reached, found, this.candidateScratch);
+      for (let o = read; o < order.length; o++) {
+        const index = order[o]!;
+        const list = lists[index]!;
+        // Lists still to search after this one: a term that cannot reach `needed` even with all of them is dropped.
+        const after = order.length - o - 1;
+        let kept = 0;
+        let position = 0;
+        for (let f = 0; f < found; f++) {
+          const termId = reached[f]!;
+          let mark = marks[termId]!;
+          if ((mark & MARK_COUNT) + after + 1 < needed) continue;
+          position = gallop(list, position, termId * LENGTH_SLOTS);
+          this.entriesRead++;
+          if (position < list.length && list[position]! >>> LENGTH_BITS === termId) {
+            mark++;
+            if (index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT) mark = (mark & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT);
+            marks[termId] = mark;
+          }
+          if ((mark & MARK_COUNT) + after >= needed) reached[kept++] = termId;
+        }
+        found = kept;
+      }
+    }
+    // Candidates passing the count and length filters, most grams in common first, then by their first list and id
+    // (the order they were always met in), at most MAX_VERIFICATIONS of them: a stable counting sort by shared grams
+    // and first list of the candidates, which are in id order or in the order met.
+    const slots = (order.length + 1) * order.length;
+    const starts = new Int32Array(slots + 1);
+    let passing = 0;
+    for (let f = 0; f < found; f++) {
+      const termId = reached[f]!;
+      const mark = marks[termId]!;
+      const shared = Math.min(255, (mark & MARK_COUNT) + 1);
       const allowed = allowance(length, lengths[termId]!);
       if (allowed === 0 || Math.abs(lengths[termId]! - length) > allowed) continue;
       if (shared < Math.max(1, Math.max(grams.length, this.termGramCounts[termId]!) - 4 * allowed)) continue;
-      (passing[shared] ??= []).push(termId);
+      const slot = (order.length + 1 - shared) * order.length + ((mark & MARK_FIRST) >>> MARK_FIRST_SHIFT);
+      starts[slot + 1]!++;
+      reached[passing++] = termId;
+    }
+    for (let slot = 0; slot < slots; slot++) starts[slot + 1]! += starts[slot]!;
+    const ranked = new Int32Array(passing);
+    for (let f = 0; f < passing; f++) {
+      const termId = reached[f]!;
+      const mark = marks[termId]!;
+      const shared = Math.min(255, (mark & MARK_COUNT) + 1);
+      const slot = (order.length + 1 - shared) * order.length + ((mark & MARK_FIRST) >>> MARK_FIRST_SHIFT);
+      ranked[starts[slot]!++] = termId;
     }
     const matches: FuzzyMatch[] = [];
     const pattern = new EditDistancePattern(term);
     const letters = letterSet(term);
     const self = this.idOf(term) ?? -1;
-    let verifications = 0;
-    for (let shared = passing.length - 1; shared > 0 && verifications < MAX_VERIFICATIONS; shared--) {
-      for (const termId of passing[shared] ?? []) {
-        if (verifications++ >= MAX_VERIFICATIONS) break;
-        // Counted as verified either way, so the cap falls where it always did and the matches are the same.
-        if (termId === self) continue;
-        const allowed = allowance(length, lengths[termId]!);
-        // One edit changes at most two letters of the set (a swap none): a larger difference is more than `allowed` edits.
-        if (popcount32(letters ^ this.termLetters[termId]!) > 2 * allowed) continue;
-        const distance = pattern.distance(this.terms[termId]!, allowed);
-        if (distance <= allowed) {
-          matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + this.termGramCounts[termId]!) });
-        }
+    const verified = Math.min(passing, MAX_VERIFICATIONS);
+    for (let r = 0; r < verified; r++) {
+      const termId = ranked[r]!;
+      // Counted as verified either way, so the cap falls where it always did and the matches are the same.
+      if (termId === self) continue;
+      const allowed = allowance(length, lengths[termId]!);
+      // One edit changes at most two letters of the set (a swap none): a larger difference is more than `allowed` edits.
+      if (popcount32(letters ^ this.termLetters[termId]!) > 2 * allowed) continue;
+      const distance = pattern.distance(this.terms[termId]!, allowed);
+      if (distance <= allowed) {
+        const shared = Math.min(255, (marks[termId]! & MARK_COUNT) + 1);
+        matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + this.termGramCounts[termId]!) });
       }
     }
     return matches;
@@ -255,9 +340,17 @@ export class Vocabulary {
     for (let termId = 0; termId < this.terms.length; termId++) this.place(termId);
   }
 
+  /** The candidate buffer, twice as long, with what it held. */
+  private growCandidates(): Int32Array {
+    const candidates = new Int32Array(this.candidates.length * 2);
+    candidates.set(this.candidates);
+    this.candidates = candidates;
+    return candidates;
+  }
+
   private nextGramStamp(): number {
-    if (this.gramStamp >= 0xfffffffe) {
-      this.gramStamps.fill(0);
+    if (this.gramStamp >= MAX_MARK_STAMP) {
+      this.gramMarks.fill(0);
       this.gramStamp = 0;
     }
     return ++this.gramStamp;
@@ -277,10 +370,9 @@ export class Vocabulary {
     const letters = new Int32Array(capacity);
     letters.set(this.termLetters);
     this.termLetters = letters;
-    this.gramCounts = new Uint8Array(capacity);
-    const stamps = new Uint32Array(capacity);
-    stamps.set(this.gramStamps);
-    this.gramStamps = stamps;
+    const marks = new Int32Array(capacity);
+    marks.set(this.gramMarks);
+    this.gramMarks = marks;
   }
 }
 
@@ -311,6 +403,42 @@ function hashSlice(source: string, start: number, end: number, suffix: number): 
   hash = Math.imul(hash, 0x85ebca6b);
   hash ^= hash >>> 13;
   return hash | 0;
+}
+
+/** Sorts ids[0, count) in place (a least-significant-digit radix sort, 9 bits a pass, through `scratch`). */
+function sortIds(ids: Int32Array, count: number, scratch: Int32Array): void {
+  let highest = 0;
+  for (let i = 0; i < count; i++) if (ids[i]! > highest) highest = ids[i]!;
+  const counts = new Int32Array(RADIX + 1);
+  let from = ids;
+  let to = scratch;
+  for (let shift = 0; highest >>> shift > 0; shift += RADIX_BITS) {
+    counts.fill(0);
+    for (let i = 0; i < count; i++) counts[((from[i]! >>> shift) & (RADIX - 1)) + 1]!++;
+    for (let digit = 0; digit < RADIX; digit++) counts[digit + 1]! += counts[digit]!;
+    for (let i = 0; i < count; i++) to[counts[(from[i]! >>> shift) & (RADIX - 1)]!++] = from[i]!;
+    [from, to] = [to, from];
+  }
+  if (from !== ids) ids.set(from.subarray(0, count));
+}
+
+/** The first position from `from` on whose entry is at least `target` (list.length if none): doubling steps, then halving. */
+function gallop(list: readonly number[], from: number, target: number): number {
+  let low = from;
+  let step = 1;
+  let high = from;
+  while (high < list.length && list[high]! < target) {
+    low = high + 1;
+    high += step;
+    step *= 2;
+  }
+  if (high > list.length) high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (list[mid]! < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function lowerBound(sorted: readonly string[], target: string): number {
