@@ -7,7 +7,7 @@
  * `--ab-id-ranks` instead compares this checkout with itself, TopK breaking ties on id strings ("base") or id ranks.
  *
  *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact]
- *     [--per-query]
+ *     [--per-query] [--first-only]
  *
  * The database is generated once per size under the OS temp folder and reused. Not a test.
  */
@@ -32,6 +32,12 @@ const classes = chosenClasses();
  * for `chrome://inspect` or a summary script.
  */
 const profileFile = argument('profile');
+/**
+ * `--first-only`: only the first passes (each query new to both variants: its typo, stem and prefix expansions
+ * computed), one query by each variant in turn rather than one variant's whole pass after the other's, then the
+ * answers compared; no repeated rounds.
+ */
+const firstOnly = process.argv.includes('--first-only');
 
 interface Variant {
   name: string;
@@ -96,11 +102,21 @@ for (const kind of classes) {
   const queries = classSearches(agents, kind, 1000).map(({ q, ...filters }) => ({ q, limit: 20, ...filters }));
   if (profileFile && process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
   // First pass: expansions (typos, prefixes, stems) not cached yet, as for each new query.
-  const cold: number[] = [];
-  for (const variant of variants) {
-    const started = performance.now();
-    for (const query of queries) await variant.searchJson(query);
-    cold.push(((performance.now() - started) * 1000) / queries.length);
+  const cold: number[] = variants.map(() => 0);
+  if (firstOnly) {
+    for (const query of queries) {
+      for (const [v, variant] of variants.entries()) {
+        const started = performance.now();
+        await variant.searchJson(query);
+        cold[v]! += ((performance.now() - started) * 1000) / queries.length;
+      }
+    }
+  } else {
+    for (const [v, variant] of variants.entries()) {
+      const started = performance.now();
+      for (const query of queries) await variant.searchJson(query);
+      cold[v] = ((performance.now() - started) * 1000) / queries.length;
+    }
   }
   // Profiles show the steady state: from the end of the first class's first pass.
   if (profileFile && !process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
@@ -110,6 +126,12 @@ for (const kind of classes) {
       const [a, b] = await Promise.all(variants.map(async (variant) => (await variant.searchJson(query)).json));
       if (!a!.equals(b!)) throw new Error(`${kind}: different answers for ${JSON.stringify(query)}`);
     }
+  }
+  if (firstOnly) {
+    const figures = variants.map((variant, v) => `${variant.name} first ${cold[v]!.toFixed(0)} µs`).join(', ');
+    const ratio = variants.length === 2 ? `, this/base ${(cold[1]! / cold[0]!).toFixed(2)}` : '';
+    console.log(`${kind.padEnd(24)} ${figures}${ratio} (first passes, query by query in turn)`);
+    continue;
   }
   const best = variants.map(() => Infinity);
   if (process.argv.includes('--per-query')) {
