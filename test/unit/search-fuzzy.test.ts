@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { allowedEdits } from '../../src-api/modules/search/expansion';
 import { boundedEditDistance } from '../../src-api/modules/search/text';
-import { distinctGrams, Vocabulary, type FuzzyMatch } from '../../src-api/modules/search/vocabulary';
+import { distinctGrams, type FuzzyMatch } from '../../src-api/modules/search/typo-index';
+import { Vocabulary } from '../../src-api/modules/search/vocabulary';
 
 /** Edit distances a lookup computes at most (vocabulary.ts's MAX_VERIFICATIONS). */
 const MAX_VERIFICATIONS = 2_000;

@@ -1,6 +1,6 @@
 import { MIN_STEM_LENGTH, stemOf, stemPrefix } from './analyzer';
 import type { IndexStore } from './index-store';
-import type { EditAllowance } from './vocabulary';
+import type { EditAllowance } from './typo-index';
 
 /**
  * Query expansion: each query term stands for vocabulary terms with a factor

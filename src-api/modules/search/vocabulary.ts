@@ -1,68 +1,16 @@
-import { popcount32 } from './bitsets';
-import { EditDistancePattern } from './edit-distance';
 import { NO_SUFFIX } from './text';
-
-/** Vocabulary terms that one query term may stand for, with how far they are from it. */
-export interface FuzzyMatch {
-  termId: number;
-  /** Edits (insertion, deletion, substitution, adjacent swap). */
-  distance: number;
-  /** Dice coefficient of the two words' trigram sets, 0–1: ranks matches at the same distance. */
-  similarity: number;
-}
-
-/** How many edits a typo may have, given the lengths of the typed word and the vocabulary word. */
-export type EditAllowance = (queryLength: number, termLength: number) => number;
+import { TypoIndex, type EditAllowance, type FuzzyMatch } from './typo-index';
 
 /** New terms wait in an unsorted list (scanned linearly by prefix lookups) until there are this many. */
 const PENDING_MERGE_THRESHOLD = 1024;
 /** Never look at more than this many vocabulary terms for one prefix. */
 const PREFIX_SCAN_LIMIT = 20_000;
-/**
- * Edit distances computed per typo lookup at most, best trigram overlap first:
- * bounds the worst case when a word has thousands of look-alikes.
- */
-const MAX_VERIFICATIONS = 2_000;
-/**
- * Trigram list entries are termId × 64 + length (63: look the length up; terms are at most MAX_TOKEN_LENGTH,
- * 40, plus a suffix character), small integers for vocabularies of up to 2^24 terms.
- */
-const LENGTH_BITS = 6;
-const LENGTH_SLOTS = 1 << LENGTH_BITS;
-/**
- * Per term, during a typo lookup: the lookup's stamp (its candidates: older stamps are stale), the first of the
- * query's gram lists that holds the term and in how many it is, 8 bits each: up to 255 lists, so query words up to
- * 250 letters (fuzzyMatches returns before that: the index's words have at most MAX_TOKEN_LENGTH + 1).
- */
-const MARK_COUNT = 0xff;
-const MARK_FIRST_SHIFT = 8;
-const MARK_FIRST = 0xff << MARK_FIRST_SHIFT;
-const MARK_STAMP_SHIFT = 16;
-/** Stamps stay positive 32-bit integers; after the last one, every mark is cleared. */
-const MAX_MARK_STAMP = 2 ** (31 - MARK_STAMP_SHIFT) - 1;
-const MARK_STAMP = MAX_MARK_STAMP << MARK_STAMP_SHIFT;
-const NO_ENTRIES: readonly number[] = [];
-const RADIX_BITS = 9;
-const RADIX = 1 << RADIX_BITS;
-/** Padding characters that cannot occur in a term, so grams also mark where a word starts and ends. */
-const START = '\u0002\u0002';
-const END = '\u0003\u0003';
 
 /**
  * Every distinct term of the index, with two lookups besides the exact one:
  *
  * - prefixes, by binary search over the terms in sorted order;
- * - near misses (typos), by a trigram index over the terms: two words
- *   within edit distance k share at least max(|grams(a)|, |grams(b)|) − 4k
- *   distinct padded trigrams (one edit, even an adjacent swap, destroys at
- *   most four), so only terms reaching that count (and of a length within k)
- *   are checked with the exact, bounded edit distance. No query ever walks
- *   the whole vocabulary, nor the longest lists of its grams: a term sharing
- *   enough grams is also in one of the shorter lists (see fuzzyMatches). The
- *   trigram lists are kept per first letter, and
- *   typos are only looked for among words with the same first letter (as
- *   Elasticsearch's prefix_length 1): people rarely mistype it, and it makes
- *   the lists an order of magnitude shorter.
+ * - near misses (typos), by the trigram index of typo-index.ts.
  *
  * Terms are never removed: a term whose agents are all gone has no postings
  * and is skipped by the index.
@@ -76,25 +24,12 @@ export class Vocabulary {
    */
   private table = new Int32Array(1 << 12);
   private termHashes = new Int32Array(1024);
-  private termLengths = new Uint8Array(1024);
-  private longestTerm = 0;
-  private termGramCounts = new Uint8Array(1024);
-  /** Per term, which letters it has (see `letterSet`): a cheap test that rules out most typo candidates. */
-  private termLetters = new Int32Array(1024);
 
   private sorted: string[] = [];
   private sortedIds: number[] = [];
   private pending: number[] = [];
 
-  private readonly gramPostings = new Map<string, number[]>();
-  /** Per term, its stamp, first list and count in the current typo lookup (see MARK_COUNT). */
-  private gramMarks = new Int32Array(1024);
-  /** The terms a typo lookup met, and room to sort them. */
-  private candidates: Int32Array = new Int32Array(1024);
-  private candidateScratch: Int32Array = new Int32Array(1024);
-  private gramStamp = 0;
-  /** Gram-list entries that typo lookups read or looked up, in all (for tests and benches). */
-  entriesRead = 0;
+  private readonly typos = new TypoIndex(this);
 
   get size(): number {
     return this.terms.length;
@@ -122,23 +57,11 @@ export class Vocabulary {
     const term = source.slice(start, end) + (suffix === NO_SUFFIX ? '' : String.fromCharCode(suffix));
     const termId = this.terms.length;
     this.terms.push(term);
-    if (termId >= this.termLengths.length) this.growScratch(termId + 1);
+    if (termId >= this.termHashes.length) this.growHashes(termId + 1);
     this.termHashes[termId] = hash;
     if ((termId + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.place(termId);
-    this.termLengths[termId] = term.length;
-    if (term.length > this.longestTerm) this.longestTerm = term.length;
-    const grams = distinctGrams(term);
-    this.termGramCounts[termId] = Math.min(255, grams.length);
-    this.termLetters[termId] = letterSet(term);
-    // The term's length rides along in each entry: the length filter of a typo lookup then reads nothing else.
-    const entry = termId * LENGTH_SLOTS + Math.min(term.length, LENGTH_SLOTS - 1);
-    for (const gram of grams) {
-      const key = term[0] + gram;
-      const list = this.gramPostings.get(key);
-      if (list) list.push(entry);
-      else this.gramPostings.set(key, [entry]);
-    }
+    this.typos.add(termId, term);
     this.pending.push(termId);
     return termId;
   }
@@ -155,131 +78,14 @@ export class Vocabulary {
     for (const termId of this.pending) if (this.terms[termId]!.startsWith(prefix)) visit(termId);
   }
 
-  /** Terms within the allowed number of edits of `term`, the term itself excluded. */
+  /** Terms within the allowed number of edits of `term`, the term itself excluded (see TypoIndex). */
   fuzzyMatches(term: string, allowance: EditAllowance): FuzzyMatch[] {
-    const length = term.length;
-    let maxDistance = 0;
-    for (let other = Math.max(1, length - 2); other <= length + 2; other++) maxDistance = Math.max(maxDistance, allowance(length, other));
-    // No term is long enough: nothing would pass the length filter. (So a word of 250 letters or more, whose grams
-    // would overflow the marks' 8 bits, stops here: the index's words have at most MAX_TOKEN_LENGTH + 1.)
-    if (maxDistance === 0 || length - maxDistance > this.longestTerm) return [];
-    const grams = distinctGrams(term);
-    // Every term in these lists starts with the same letter, so shares the gram "␂␂" + that letter: its list (the
-    // longest) is not read, and it is counted for each candidate below. A term sharing no other gram never passes
-    // (each allowance needs at least 2 shared grams), so nothing is lost.
-    const firstGram = `${START}${term[0]}`;
-    const lists: (readonly number[])[] = [];
-    const order: number[] = [];
-    for (const gram of grams) {
-      if (gram === firstGram) continue;
-      order.push(order.length);
-      lists.push(this.gramPostings.get(term[0] + gram) ?? NO_ENTRIES);
-    }
-    // A term passes with `shared` = its grams in these lists + 1 ≥ max(grams.length, its own) − 4 × allowed, so it is in
-    // `needed` of the lists at least; it is then in at least one of all but the needed − 1 longest (pigeonhole). Those
-    // are read whole, and the long ones only searched for the terms found there (by galloping: the lists are in term
-    // id order). At 1,000,000 agents a letter's common grams have 40,000 terms each: reading them was most of the work.
-    const needed = Math.max(1, grams.length - 4 * maxDistance - 1);
-    if (needed > 1) order.sort((a, b) => lists[a]!.length - lists[b]!.length || a - b);
-    const read = order.length - (needed - 1);
-    const readInOrder = needed > 1 ? order.slice(0, read).sort((a, b) => a - b) : order;
-    const stampBits = this.nextGramStamp() << MARK_STAMP_SHIFT;
-    const marks = this.gramMarks;
-    const lengths = this.termLengths;
-    // Read in the query's order, so a term's first list is the first that meets it; the order found is then by first
-    // list, then by id, as candidates were always met.
-    let reached = this.candidates;
-    let found = 0;
-    for (const index of readInOrder) {
-      const list = lists[index]!;
-      this.entriesRead += list.length;
-      for (let i = 0; i < list.length; i++) {
-        const entry = list[i]!;
-        const termId = entry >>> LENGTH_BITS;
-        const packed = entry & (LENGTH_SLOTS - 1);
-        const difference = (packed === LENGTH_SLOTS - 1 ? lengths[termId]! : packed) - length;
-        if (difference > maxDistance || difference < -maxDistance) continue;
-        const mark = marks[termId]!;
-        if ((mark & MARK_STAMP) !== stampBits) {
-          marks[termId] = stampBits | (index << MARK_FIRST_SHIFT) | 1;
-          if (found === reached.length) reached = this.growCandidates();
-          reached[found++] = termId;
-        } else {
-          marks[termId] = mark + 1;
-        }
-      }
-    }
-    if (read < order.length) {
-      if (this.candidateScratch.length < found) this.candidateScratch = new Int32Array(reached.length);
-      sortIds(reached, found, this.candidateScratch);
-      for (let o = read; o < order.length; o++) {
-        const index = order[o]!;
-        const list = lists[index]!;
-        // Lists still to search after this one: a term that cannot reach `needed` even with all of them is dropped.
-        const after = order.length - o - 1;
-        let kept = 0;
-        let position = 0;
-        for (let f = 0; f < found; f++) {
-          const termId = reached[f]!;
-          let mark = marks[termId]!;
-          if ((mark & MARK_COUNT) + after + 1 < needed) continue;
-          position = gallop(list, position, termId * LENGTH_SLOTS);
-          this.entriesRead++;
-          if (position < list.length && list[position]! >>> LENGTH_BITS === termId) {
-            mark++;
-            if (index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT) mark = (mark & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT);
-            marks[termId] = mark;
-          }
-          if ((mark & MARK_COUNT) + after >= needed) reached[kept++] = termId;
-        }
-        found = kept;
-      }
-    }
-    // Candidates passing the count and length filters, most grams in common first, then by their first list and id
-    // (the order they were always met in), at most MAX_VERIFICATIONS of them: a stable counting sort by shared grams
-    // and first list of the candidates, which are in id order or in the order met.
-    const slots = (order.length + 1) * order.length;
-    const starts = new Int32Array(slots + 1);
-    let passing = 0;
-    for (let f = 0; f < found; f++) {
-      const termId = reached[f]!;
-      const mark = marks[termId]!;
-      const shared = Math.min(255, (mark & MARK_COUNT) + 1);
-      const allowed = allowance(length, lengths[termId]!);
-      if (allowed === 0 || Math.abs(lengths[termId]! - length) > allowed) continue;
-      if (shared < Math.max(1, Math.max(grams.length, this.termGramCounts[termId]!) - 4 * allowed)) continue;
-      const slot = (order.length + 1 - shared) * order.length + ((mark & MARK_FIRST) >>> MARK_FIRST_SHIFT);
-      starts[slot + 1]!++;
-      reached[passing++] = termId;
-    }
-    for (let slot = 0; slot < slots; slot++) starts[slot + 1]! += starts[slot]!;
-    const ranked = new Int32Array(passing);
-    for (let f = 0; f < passing; f++) {
-      const termId = reached[f]!;
-      const mark = marks[termId]!;
-      const shared = Math.min(255, (mark & MARK_COUNT) + 1);
-      const slot = (order.length + 1 - shared) * order.length + ((mark & MARK_FIRST) >>> MARK_FIRST_SHIFT);
-      ranked[starts[slot]!++] = termId;
-    }
-    const matches: FuzzyMatch[] = [];
-    const pattern = new EditDistancePattern(term);
-    const letters = letterSet(term);
-    const self = this.idOf(term) ?? -1;
-    const verified = Math.min(passing, MAX_VERIFICATIONS);
-    for (let r = 0; r < verified; r++) {
-      const termId = ranked[r]!;
-      // Counted as verified either way, so the cap falls where it always did and the matches are the same.
-      if (termId === self) continue;
-      const allowed = allowance(length, lengths[termId]!);
-      // One edit changes at most two letters of the set (a swap none): a larger difference is more than `allowed` edits.
-      if (popcount32(letters ^ this.termLetters[termId]!) > 2 * allowed) continue;
-      const distance = pattern.distance(this.terms[termId]!, allowed);
-      if (distance <= allowed) {
-        const shared = Math.min(255, (marks[termId]! & MARK_COUNT) + 1);
-        matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + this.termGramCounts[termId]!) });
-      }
-    }
-    return matches;
+    return this.typos.fuzzyMatches(term, allowance);
+  }
+
+  /** Gram-list entries that typo lookups read or looked up, in all (for tests and benches). */
+  get entriesRead(): number {
+    return this.typos.entriesRead;
   }
 
   /** Folds the new terms into the sorted array (a linear merge). */
@@ -340,58 +146,11 @@ export class Vocabulary {
     for (let termId = 0; termId < this.terms.length; termId++) this.place(termId);
   }
 
-  /** The candidate buffer, twice as long, with what it held. */
-  private growCandidates(): Int32Array {
-    const candidates = new Int32Array(this.candidates.length * 2);
-    candidates.set(this.candidates);
-    this.candidates = candidates;
-    return candidates;
-  }
-
-  private nextGramStamp(): number {
-    if (this.gramStamp >= MAX_MARK_STAMP) {
-      this.gramMarks.fill(0);
-      this.gramStamp = 0;
-    }
-    return ++this.gramStamp;
-  }
-
-  private growScratch(minimum: number): void {
-    const capacity = Math.max(minimum, this.termLengths.length * 2);
-    const lengths = new Uint8Array(capacity);
-    lengths.set(this.termLengths);
-    this.termLengths = lengths;
-    const hashes = new Int32Array(capacity);
+  private growHashes(minimum: number): void {
+    const hashes = new Int32Array(Math.max(minimum, this.termHashes.length * 2));
     hashes.set(this.termHashes);
     this.termHashes = hashes;
-    const gramCounts = new Uint8Array(capacity);
-    gramCounts.set(this.termGramCounts);
-    this.termGramCounts = gramCounts;
-    const letters = new Int32Array(capacity);
-    letters.set(this.termLetters);
-    this.termLetters = letters;
-    const marks = new Int32Array(capacity);
-    marks.set(this.gramMarks);
-    this.gramMarks = marks;
   }
-}
-
-/** The distinct trigrams of a term padded with two start and two end marks ("ab" → ␂␂a ␂ab ab␃ b␃␃). */
-export function distinctGrams(term: string): string[] {
-  const padded = `${START}${term}${END}`;
-  const grams = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) grams.add(padded.slice(i, i + 3));
-  return [...grams];
-}
-
-/**
- * The set of characters in a word as 32 bits, by character code mod 32 (a–z distinct; others may share a bit,
- * which only makes two sets look closer, so the test stays safe).
- */
-function letterSet(word: string): number {
-  let set = 0;
-  for (let i = 0; i < word.length; i++) set |= 1 << (word.charCodeAt(i) & 31);
-  return set;
 }
 
 /** FNV-1a over the slice and suffix, then a final avalanche so that linear probing spreads. */
@@ -403,42 +162,6 @@ function hashSlice(source: string, start: number, end: number, suffix: number): 
   hash = Math.imul(hash, 0x85ebca6b);
   hash ^= hash >>> 13;
   return hash | 0;
-}
-
-/** Sorts ids[0, count) in place (a least-significant-digit radix sort, 9 bits a pass, through `scratch`). */
-function sortIds(ids: Int32Array, count: number, scratch: Int32Array): void {
-  let highest = 0;
-  for (let i = 0; i < count; i++) if (ids[i]! > highest) highest = ids[i]!;
-  const counts = new Int32Array(RADIX + 1);
-  let from = ids;
-  let to = scratch;
-  for (let shift = 0; highest >>> shift > 0; shift += RADIX_BITS) {
-    counts.fill(0);
-    for (let i = 0; i < count; i++) counts[((from[i]! >>> shift) & (RADIX - 1)) + 1]!++;
-    for (let digit = 0; digit < RADIX; digit++) counts[digit + 1]! += counts[digit]!;
-    for (let i = 0; i < count; i++) to[counts[(from[i]! >>> shift) & (RADIX - 1)]!++] = from[i]!;
-    [from, to] = [to, from];
-  }
-  if (from !== ids) ids.set(from.subarray(0, count));
-}
-
-/** The first position from `from` on whose entry is at least `target` (list.length if none): doubling steps, then halving. */
-function gallop(list: readonly number[], from: number, target: number): number {
-  let low = from;
-  let step = 1;
-  let high = from;
-  while (high < list.length && list[high]! < target) {
-    low = high + 1;
-    high += step;
-    step *= 2;
-  }
-  if (high > list.length) high = list.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (list[mid]! < target) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 function lowerBound(sorted: readonly string[], target: string): number {
