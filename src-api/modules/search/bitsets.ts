@@ -12,6 +12,13 @@ export function grownBits(bits: Uint32Array, words: number): Uint32Array {
   return grown;
 }
 
+/** A copy at least `minimum` long (doubling), zero-filled beyond the old contents. */
+export function grownInt32(array: Int32Array, minimum: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(Math.max(minimum, array.length * 2));
+  grown.set(array);
+  return grown;
+}
+
 export function setBit(bits: Uint32Array, slot: number): void {
   bits[slot >>> 5] = bits[slot >>> 5]! | (1 << (slot & 31));
 }

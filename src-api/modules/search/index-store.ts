@@ -299,13 +299,6 @@ export class IndexStore {
   }
 }
 
-/** A copy at least `minimum` long (doubling), zero-filled beyond the old contents. */
-export function grownInt32(array: Int32Array, minimum: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(Math.max(minimum, array.length * 2));
-  grown.set(array);
-  return grown;
-}
-
 /** Chained per field, so no separator can be confused with content. */
 export function contentHashOf(agent: IndexableAgent): number {
   let hash = hashString(agent.name);

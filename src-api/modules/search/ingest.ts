@@ -1,10 +1,10 @@
+import { grownInt32 } from './bitsets';
 import { noteTrustChange } from './impact-orders';
 import {
   AUTHOR_FIELD,
   contentHashOf,
   DESCRIPTION_FIELD,
   FIELD_COUNT,
-  grownInt32,
   NAME_FIELD,
   TAG_AUTHOR,
   TAG_CAPABILITY,

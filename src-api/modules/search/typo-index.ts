@@ -1,4 +1,4 @@
-import { popcount32 } from './bitsets';
+import { grownInt32, popcount32 } from './bitsets';
 import { EditDistancePattern } from './edit-distance';
 
 /** Vocabulary terms that one query term may stand for, with how far they are from it. */
@@ -227,10 +227,8 @@ export class TypoIndex {
 
   /** The candidate buffer, twice as long, with what it held. */
   private growCandidates(): Int32Array {
-    const candidates = new Int32Array(this.candidates.length * 2);
-    candidates.set(this.candidates);
-    this.candidates = candidates;
-    return candidates;
+    this.candidates = grownInt32(this.candidates, this.candidates.length * 2);
+    return this.candidates;
   }
 
   private nextGramStamp(): number {
@@ -249,12 +247,8 @@ export class TypoIndex {
     const gramCounts = new Uint8Array(capacity);
     gramCounts.set(this.termGramCounts);
     this.termGramCounts = gramCounts;
-    const letters = new Int32Array(capacity);
-    letters.set(this.termLetters);
-    this.termLetters = letters;
-    const marks = new Int32Array(capacity);
-    marks.set(this.gramMarks);
-    this.gramMarks = marks;
+    this.termLetters = grownInt32(this.termLetters, capacity);
+    this.gramMarks = grownInt32(this.gramMarks, capacity);
   }
 }
 

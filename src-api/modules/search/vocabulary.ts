@@ -1,3 +1,4 @@
+import { grownInt32 } from './bitsets';
 import { NO_SUFFIX } from './text';
 import { TypoIndex, type EditAllowance, type FuzzyMatch } from './typo-index';
 
@@ -57,7 +58,7 @@ export class Vocabulary {
     const term = source.slice(start, end) + (suffix === NO_SUFFIX ? '' : String.fromCharCode(suffix));
     const termId = this.terms.length;
     this.terms.push(term);
-    if (termId >= this.termHashes.length) this.growHashes(termId + 1);
+    if (termId >= this.termHashes.length) this.termHashes = grownInt32(this.termHashes, termId + 1);
     this.termHashes[termId] = hash;
     if ((termId + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.place(termId);
@@ -144,12 +145,6 @@ export class Vocabulary {
   private rehash(size: number): void {
     this.table = new Int32Array(size);
     for (let termId = 0; termId < this.terms.length; termId++) this.place(termId);
-  }
-
-  private growHashes(minimum: number): void {
-    const hashes = new Int32Array(Math.max(minimum, this.termHashes.length * 2));
-    hashes.set(this.termHashes);
-    this.termHashes = hashes;
   }
 }
 
