@@ -35,6 +35,12 @@ export const transportConfigSchema = z.object({
   timeoutCheckIntervalMs: z.number().int().positive(),
   /** Request line and headers larger than this are refused with 431. */
   maxHeaderBytes: z.number().int().positive(),
+  /**
+   * Connections the kernel may hold for us before we accept them (listen's backlog; Linux caps it at
+   * net.core.somaxconn). Node's 511 overflows in a burst of new connections while the event loop is
+   * busy, and an overflowed connection waits for the kernel's SYN-ACK retries: seconds to a minute.
+   */
+  listenBacklog: z.number().int().positive(),
 });
 
 /** Which addresses X-Forwarded-For may name the client: false, the number of proxies in front, or the proxies' addresses. */
@@ -183,6 +189,7 @@ export const defaultConfig: Config = {
     requestTimeoutMs: 30_000,
     timeoutCheckIntervalMs: 1_000,
     maxHeaderBytes: 16 * 1024,
+    listenBacklog: 4096,
   },
   webhooks: {
     retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,

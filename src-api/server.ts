@@ -47,7 +47,7 @@ export async function startServer(config: Config, options: StartServerOptions = 
   const adminToken = resolveAdminToken(config);
 
   const app = await buildApp({ services, config, adminToken, extensions: options.extensions?.(services, adminToken) ?? [] });
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.host, port: config.port, backlog: config.transport.listenBacklog });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
