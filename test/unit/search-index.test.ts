@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { allowedEdits, SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
 import { EditDistancePattern } from '../../src-api/modules/search/edit-distance';
 import { boundedEditDistance, indexTerms, parseQuery, tokenize } from '../../src-api/modules/search/text';
-import { Vocabulary } from '../../src-api/modules/search/vocabulary';
+import { PREFIX_SCAN_LIMIT, Vocabulary } from '../../src-api/modules/search/vocabulary';
 import { indexableAgent } from '../helpers/indexable-agent';
 
 let sequence = 0;
@@ -49,7 +49,9 @@ describe('text', () => {
 
   it('bounded edit distance (banded) equals the full optimal-string-alignment distance, capped at bound + 1, on random words', () => {
     const full = (a: string, b: string): number => {
-      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+      const d = Array.from({ length: a.length + 1 }, (_, i) =>
+        Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+      );
       for (let i = 1; i <= a.length; i++) {
         for (let j = 1; j <= b.length; j++) {
           const cost = a[i - 1] === b[j - 1] ? 0 : 1;
@@ -115,6 +117,35 @@ describe('Vocabulary', () => {
     expect(withPrefix('kube')).toEqual(['kube', 'kubernetes']);
     vocabulary.intern('agenda');
     expect(withPrefix('agen')).toEqual(['agenda', 'agent', 'agentic', 'agents']);
+  });
+
+  it('visits the terms with a prefix in sorted order, the first PREFIX_SCAN_LIMIT of them, as a scan of the sorted terms', () => {
+    // Random words over a small alphabet (long runs share each prefix), more under "a" than the limit, some pending.
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const big = new Vocabulary();
+    const words = new Set<string>();
+    while (words.size < PREFIX_SCAN_LIMIT + 5_000) {
+      let word = random() < 0.9 ? 'a' : 'bc'[Math.floor(random() * 2)]!;
+      const length = 1 + Math.floor(random() * 7);
+      for (let i = 0; i < length; i++) word += 'abcé'[Math.floor(random() * 4)];
+      words.add(word);
+    }
+    for (const word of words) big.intern(word);
+    big.mergePending();
+    const pending = ['abba', 'bcc', 'cé', 'ééé'].filter((word) => !words.has(word));
+    for (const word of pending) big.intern(word);
+    const sorted = [...words].sort();
+    for (const prefix of ['', 'a', 'ab', 'abc', 'aé', 'b', 'bcc', 'c', 'cé', 'caaa', 'd', 'é', 'aaaaaaaaaa']) {
+      const visited: string[] = [];
+      big.forEachWithPrefix(prefix, (termId) => visited.push(big.term(termId)));
+      // The terms not merged yet come after, in the order added.
+      const expected = [
+        ...sorted.filter((word) => word.startsWith(prefix)).slice(0, PREFIX_SCAN_LIMIT),
+        ...pending.filter((word) => word.startsWith(prefix)),
+      ];
+      expect(visited, prefix).toEqual(expected);
+    }
   });
 
   it('finds words within the allowed edits, nearest first when ranked, and nothing further', () => {

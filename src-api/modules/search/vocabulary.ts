@@ -5,7 +5,7 @@ import { TypoIndex, type EditAllowance, type FuzzyMatch } from './typo-index';
 /** New terms wait in an unsorted list (scanned linearly by prefix lookups) until there are this many. */
 const PENDING_MERGE_THRESHOLD = 1024;
 /** Never look at more than this many vocabulary terms for one prefix. */
-const PREFIX_SCAN_LIMIT = 20_000;
+export const PREFIX_SCAN_LIMIT = 20_000;
 
 /**
  * Every distinct term of the index, with two lookups besides the exact one:
@@ -71,11 +71,12 @@ export class Vocabulary {
   forEachWithPrefix(prefix: string, visit: (termId: number) => void): void {
     // Merged on demand, so a bulk load does not merge over and over.
     if (this.pending.length >= PENDING_MERGE_THRESHOLD) this.mergePending();
-    let index = lowerBound(this.sorted, prefix);
-    for (let seen = 0; index < this.sorted.length && seen < PREFIX_SCAN_LIMIT; index++, seen++) {
-      if (!this.sorted[index]!.startsWith(prefix)) break;
-      visit(this.sortedIds[index]!);
-    }
+    // The terms with the prefix are one run of the sorted array: its two ends are found by binary search, so the
+    // visit loop compares no strings (at 1,000,000 agents a four-letter prefix has thousands of terms).
+    const first = lowerBound(this.sorted, prefix);
+    const end = endOfPrefixRun(this.sorted, prefix, first, Math.min(this.sorted.length, first + PREFIX_SCAN_LIMIT));
+    const ids = this.sortedIds;
+    for (let index = first; index < end; index++) visit(ids[index]!);
     for (const termId of this.pending) if (this.terms[termId]!.startsWith(prefix)) visit(termId);
   }
 
@@ -157,6 +158,18 @@ function hashSlice(source: string, start: number, end: number, suffix: number): 
   hash = Math.imul(hash, 0x85ebca6b);
   hash ^= hash >>> 13;
   return hash | 0;
+}
+
+/** The first index in [from, limit) whose term does not start with `prefix` (limit if all do); all before it do. */
+function endOfPrefixRun(sorted: readonly string[], prefix: string, from: number, limit: number): number {
+  let low = from;
+  let high = limit;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]!.startsWith(prefix)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function lowerBound(sorted: readonly string[], target: string): number {
