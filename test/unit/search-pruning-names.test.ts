@@ -86,7 +86,7 @@ describe('threshold algorithm split by the name field', () => {
       Object.assign(NAME_SPLIT, { enabled: on, readOn, earlyWords, lateAfter: 64 });
       COLLECT.enabled = collect;
       setReads = 0;
-      Object.assign(collectStats, { listed: 0, stopped: 0 });
+      Object.assign(collectStats, { listed: 0, stopped: 0, words: 0, reached: 0 });
       const byNames = expectSame(index, on ? 51 + earlyWords : 50, 120);
       if (on && collect) expect(collectStats.listed * collectStats.stopped, JSON.stringify(collectStats)).toBeGreaterThan(0);
       else expect(collectStats.listed + collectStats.stopped).toBe(0);
@@ -96,6 +96,33 @@ describe('threshold algorithm split by the name field', () => {
       if (readOn) expect(setReads).toBeGreaterThan(20);
       else expect(setReads).toBe(0);
     }
+  });
+
+  it('reads the bitsets of each name set at most once a query: a pass stopped on a set too large to cover resumes where it stopped', () => {
+    onTestFinished(() => {
+      Object.assign(NAME_SPLIT, defaults, { earlyWords: 2 });
+    });
+    const index = new SearchIndex();
+    for (const agent of corpus(10, 12_000)) index.apply(agent);
+    index.compact();
+    const words = (12_000 + 31) >>> 5;
+    // A small allowance at first: sets stop early, then are read on as it grows.
+    Object.assign(NAME_SPLIT, { lateAfter: 64, minAllowance: 16 });
+    const r = seededRandom(64);
+    let resumed = 0;
+    for (let i = 0; i < 120; i++) {
+      const q = Array.from({ length: 2 + r.int(3) }, () => r.pick(COMMON)).join(' ');
+      Object.assign(collectStats, { listed: 0, stopped: 0, words: 0, reached: 0 });
+      const limit = r.pick([1, 5, 20, 50]);
+      const pruned = index.search(q, limit, {}, 'pruned');
+      const { listed, stopped, words: read, reached } = collectStats;
+      expect(pruned, q).toEqual(index.search(q, limit, {}, 'exhaustive'));
+      // No word of a set's bitsets read twice (as when each pass started again from the first word).
+      expect(read, `${q}: ${JSON.stringify({ listed, stopped, read, reached })}`).toBe(reached);
+      expect(reached).toBeLessThanOrEqual(((1 << q.split(' ').length) - 1) * words);
+      if (stopped > 0 && listed > 0) resumed++;
+    }
+    expect(resumed).toBeGreaterThan(5);
   });
 
   it('keeps which postings are in names across compactions, with agents added, renamed and unlisted', () => {

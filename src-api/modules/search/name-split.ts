@@ -6,14 +6,23 @@ import type { TopK } from './top-k';
 /** `blocking`: the first name set still reaching the bar has read on by itself. */
 export const READ_ON = -2;
 
-/** For measurements and tests: a name set counted in one pass and covered in another when off (`collect`). */
-export const COLLECT = { enabled: true };
+/**
+ * For measurements and tests: a name set counted in one pass and covered in another when off (`collect`); with `resume`
+ * off, a pass that stopped early starts again from the first word (as before).
+ */
+export const COLLECT = { enabled: true, resume: true };
 
-/** Name sets `collect` listed whole (then covered) and those it stopped early on (too large): for tests. */
-export const collectStats = { listed: 0, stopped: 0 };
+/**
+ * Name sets `collect` listed whole (then covered), those it stopped early on (too large), the words of the bitsets it
+ * read, and how far it got in each set's (summed over the sets; read once each, the two are equal): for tests.
+ */
+export const collectStats = { listed: 0, stopped: 0, words: 0, reached: 0 };
 
-/** The agents of the last name set `collect` listed whole (a query runs synchronously: one list serves all). */
-let collected = new Int32Array(1024);
+/**
+ * Per name set (a mask of words), the agents `collect` listed so far: scratch kept between queries (a query runs
+ * synchronously: one list per mask serves all).
+ */
+const collected: (Int32Array | undefined)[] = [];
 
 /**
  * Whether the threshold algorithm rules agents out by which query words their names hold, and whether a name set
@@ -53,6 +62,9 @@ export class NameSplit {
   private readonly counts: Int32Array;
   /** Per name set not counted yet, a floor on its matching agents (a `collect` that stopped early); else 0. */
   private readonly atLeast: Int32Array;
+  /** Per name set, how many matching agents `collect` has listed so far, and the word of the bitsets it stopped at. */
+  private readonly listed: Int32Array;
+  private readonly listedTo: Int32Array;
   private readonly masks: number[];
   /** Per name set, its bound this round. */
   private readonly keys: Float64Array;
@@ -74,6 +86,8 @@ export class NameSplit {
     this.wordBounds = new Float64Array(termCount);
     this.counts = new Int32Array(1 << termCount).fill(-1);
     this.atLeast = new Int32Array(1 << termCount);
+    this.listed = new Int32Array(1 << termCount);
+    this.listedTo = new Int32Array(1 << termCount);
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
@@ -173,7 +187,7 @@ export class NameSplit {
         this.counts[mask] = count;
         collectStats.listed++;
         spent += count;
-        const found = collected;
+        const found = collected[mask]!;
         for (let i = 0; i < count; i++) visit(found[i]!);
       } else {
         if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
@@ -291,29 +305,38 @@ export class NameSplit {
   }
 
   /**
-   * As `intersect`, in one pass that also lists them in `collected` (slot order, the order `intersect` visits them): their
-   * count, or -1 as soon as there are more than `room`.
+   * As `intersect`, in one pass that also lists them in `collected[mask]` (slot order, the order `intersect` visits
+   * them): their count, or -1 once there are more than `room`. A pass that stopped early is resumed where it stopped
+   * by the next call for the mask (its list so far kept): the set's words are not read again from the start each
+   * time the allowance grows (at 1,000,000 agents, "agent data secure" read 13.5 times the N/32 words, 422,460).
    */
   private collect(mask: number, matching: Uint32Array, room: number): number {
     if (room < 0) return -1;
     const words = (this.store.baseSlotCount + 31) >>> 5;
     const sets = this.nameSets(mask, words);
     if (sets === undefined) return 0;
+    if (!COLLECT.resume) this.listed[mask] = this.listedTo[mask] = 0;
+    let count = this.listed[mask]!;
+    if (count > room) return -1;
     const [a, b = a, c = a, d = a] = sets as [Uint32Array, Uint32Array?, Uint32Array?, Uint32Array?];
-    let found = collected;
-    let count = 0;
-    for (let w = 0; w < words; w++) {
+    let found = (collected[mask] ??= new Int32Array(1024));
+    let w = this.listedTo[mask]!;
+    const from = w;
+    for (; w < words && count <= room; w++) {
       const bits = matching[w]! & a[w]! & b[w]! & c[w]! & d[w]!;
       if (bits === 0) continue;
-      if (count + popcount32(bits) > room) return -1;
       if (count + 32 > found.length) {
         found = new Int32Array(found.length * 2);
-        found.set(collected);
-        collected = found;
+        found.set(collected[mask]!);
+        collected[mask] = found;
       }
       for (let rest = bits; rest !== 0; rest &= rest - 1) found[count++] = (w << 5) | (31 - Math.clz32(rest & -rest));
     }
-    return count;
+    collectStats.words += w - from;
+    collectStats.reached += w - this.listedTo[mask]!;
+    this.listed[mask] = count;
+    this.listedTo[mask] = w;
+    return count > room ? -1 : count;
   }
 
   /** The slots with word t in their name: its one expansion's bitset, or the OR of several (made once a run). */
