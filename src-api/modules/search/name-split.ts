@@ -1,4 +1,4 @@
-import { orInto, popcount32 } from './bitsets';
+import { grownInt32, orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
 import { SetReads, type RunLists } from './set-reads';
 import type { TopK } from './top-k';
@@ -326,9 +326,7 @@ export class NameSplit {
       const bits = matching[w]! & a[w]! & b[w]! & c[w]! & d[w]!;
       if (bits === 0) continue;
       if (count + 32 > found.length) {
-        found = new Int32Array(found.length * 2);
-        found.set(collected[mask]!);
-        collected[mask] = found;
+        found = collected[mask] = grownInt32(found, found.length * 2);
       }
       for (let rest = bits; rest !== 0; rest &= rest - 1) found[count++] = (w << 5) | (31 - Math.clz32(rest & -rest));
     }

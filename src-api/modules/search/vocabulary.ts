@@ -73,8 +73,9 @@ export class Vocabulary {
     if (this.pending.length >= PENDING_MERGE_THRESHOLD) this.mergePending();
     // The terms with the prefix are one run of the sorted array: its two ends are found by binary search, so the
     // visit loop compares no strings (at 1,000,000 agents a four-letter prefix has thousands of terms).
-    const first = lowerBound(this.sorted, prefix);
-    const end = endOfPrefixRun(this.sorted, prefix, first, Math.min(this.sorted.length, first + PREFIX_SCAN_LIMIT));
+    const sorted = this.sorted;
+    const first = firstFailing(0, sorted.length, (index) => sorted[index]! < prefix);
+    const end = firstFailing(first, Math.min(sorted.length, first + PREFIX_SCAN_LIMIT), (index) => sorted[index]!.startsWith(prefix));
     const ids = this.sortedIds;
     for (let index = first; index < end; index++) visit(ids[index]!);
     for (const termId of this.pending) if (this.terms[termId]!.startsWith(prefix)) visit(termId);
@@ -160,24 +161,13 @@ function hashSlice(source: string, start: number, end: number, suffix: number): 
   return hash | 0;
 }
 
-/** The first index in [from, limit) whose term does not start with `prefix` (limit if all do); all before it do. */
-function endOfPrefixRun(sorted: readonly string[], prefix: string, from: number, limit: number): number {
+/** The first index in [from, to) for which `holds` is false (to if none), where it holds for a prefix of the range: a binary search. */
+function firstFailing(from: number, to: number, holds: (index: number) => boolean): number {
   let low = from;
-  let high = limit;
+  let high = to;
   while (low < high) {
     const mid = (low + high) >>> 1;
-    if (sorted[mid]!.startsWith(prefix)) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-function lowerBound(sorted: readonly string[], target: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (sorted[mid]! < target) low = mid + 1;
+    if (holds(mid)) low = mid + 1;
     else high = mid;
   }
   return low;
