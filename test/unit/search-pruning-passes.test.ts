@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SearchIndex, type IndexableAgent, type SearchFilters } from '../../src-api/modules/search/search-index';
-import { NAME_CHECK } from '../../src-api/modules/search/block-scorer';
-import { FUSED, matchingBits, matchingStats } from '../../src-api/modules/search/matching-bits';
+import { NAME_CHECK, SLOT_GATES } from '../../src-api/modules/search/block-scorer';
+import { FUSED, LISTED_CLEAR, matchingBits, matchingStats } from '../../src-api/modules/search/matching-bits';
 import type { IndexStore } from '../../src-api/modules/search/index-store';
 import type { QueryExpander } from '../../src-api/modules/search/expansion';
 import { scratchOf } from '../../src-api/modules/search/pruning-scratch';
@@ -76,6 +76,9 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     FUSED.enabled = true;
     LISTED.enabled = true;
     NAME_CHECK.skip = true;
+    LISTED_CLEAR.enabled = true;
+    SLOT_GATES.enabled = true;
+    LISTED.batched = true;
   });
 
   it('equals the exhaustive scorer with each path on and off, before and after agents are added, changed and unlisted', () => {
@@ -89,6 +92,9 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
           FUSED.enabled = on;
           LISTED.enabled = on;
           NAME_CHECK.skip = on;
+          LISTED_CLEAR.enabled = on;
+          SLOT_GATES.enabled = on;
+          LISTED.batched = on;
           const paths = expectSame(index, querySeed, 120);
           if (on) used = paths;
         }
@@ -233,5 +239,127 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     expect(added).not.toEqual(changed);
     index.compact();
     expect(expectExact()).toEqual(added);
+  });
+});
+
+describe('a filtered query that lists its few matches', () => {
+  afterEach(() => {
+    LISTED_CLEAR.enabled = true;
+    SLOT_GATES.enabled = true;
+    LISTED.batched = true;
+  });
+
+  it('clears only the words of the last listed matches, whatever path wrote the bits before', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(9, 8_000)) index.apply(agent);
+    index.compact();
+    const { store } = index as unknown as { store: IndexStore };
+    const words = (store.slotCount + 31) >>> 5;
+    const queries: [string, SearchFilters][] = [
+      ['data', { capabilities: ['vision'] }],
+      ['agent data', { capabilities: ['vision'], minTrust: 10 }],
+      ['secure', {}],
+      ['model', { capabilities: ['vision'], type: 'coding' }],
+      ['data', { capabilities: ['vision'], type: 'assistant', minTrust: 10 }],
+      ['workflow model', {}],
+      ['platform', { capabilities: ['vision'], type: 'coding' }],
+      ['agent', { capabilities: ['vision'], type: 'assistant' }],
+      ['agent data secure', { capabilities: ['data-pipelines'], type: 'assistant' }],
+      ['secure', { capabilities: ['vision'] }],
+    ];
+    let previous: { sparse: boolean; listed: number } = { sparse: false, listed: 0 };
+    let listedClears = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const [q, filters] of queries) {
+        const pruned = index.search(q, 20, filters, 'pruned');
+        const { path, cleared } = matchingStats;
+        // Read now: the exhaustive scorer below leaves the bits alone, the next pruned query rewrites them.
+        const bits = scratchOf(store).matching.slice(0, words);
+        expect(pruned, JSON.stringify({ q, filters })).toEqual(index.search(q, 20, filters, 'exhaustive'));
+        if (path !== 'sparse') {
+          previous = { sparse: false, listed: 0 };
+          continue;
+        }
+        // The bits are exactly the listed matches: nothing left over from the query before.
+        const expected = new Uint32Array(words);
+        const { matched, matchedCount } = scratchOf(store);
+        for (let i = 0; i < matchedCount; i++) expected[matched[i]! >>> 5]! |= 1 << (matched[i]! & 31);
+        expect(bits).toEqual(expected);
+        expect(matchedCount).toBe(pruned.total);
+        // After a sparse query with few matches, their words; else all of them.
+        if (previous.sparse && previous.listed * 4 < words) {
+          expect(cleared).toBe(previous.listed);
+          listedClears++;
+        } else expect(cleared).toBe(words);
+        previous = { sparse: true, listed: matchedCount };
+      }
+    }
+    expect(listedClears).toBeGreaterThan(3);
+  });
+
+  it("reads a word's impacts only for the expansions a listed match has (its bit), with the same answers", () => {
+    // "agent" and "agents" each in over a quarter of the agents (each with an impact column), some in both.
+    const r = seededRandom(12);
+    const agents: IndexableAgent[] = Array.from({ length: 40_000 }, (_, i) => {
+      const form = r.int(3);
+      return {
+        id: `g-${i.toString(36).padStart(4, '0')}`,
+        name: `Gate${i} ${r.pick(DOMAINS)}`,
+        tagline: 'does things',
+        description: `${form === 1 ? '' : 'an agent for'} ${r.pick(FILLER)} ${form === 0 ? '' : 'with agents'}`,
+        author: `author${r.int(5)}`,
+        capabilities: r.next() < 0.001 ? ['vision'] : [],
+        categories: [],
+        type: r.pick(AGENT_TYPES),
+        trustScore: r.int(3) * 10,
+        listed: true,
+        status: 'active',
+      };
+    });
+    const index = new SearchIndex();
+    for (const agent of agents) index.apply(agent);
+    index.compact();
+    const { store, expander } = index as unknown as { store: IndexStore; expander: QueryExpander };
+    const termIds = expander
+      .expand(parseQuery('agent', 1).terms[0]!, true)
+      .terms.map(({ termId }) => termId)
+      .filter((termId) => store.impactColumns[termId] !== undefined);
+    expect(termIds.length).toBe(2);
+    // Each column counts the slots read from it.
+    const reads = new Map<number, number>();
+    for (const termId of termIds) {
+      const column = store.impactColumns[termId]!;
+      store.impactColumns[termId] = new Proxy(column, {
+        get(target, key) {
+          if (typeof key === 'string' && /^[0-9]+$/.test(key)) reads.set(termId, (reads.get(termId) ?? 0) + 1);
+          const value = Reflect.get(target, key, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    }
+    const filters: SearchFilters = { capabilities: ['vision'] };
+    for (const [gated, batched] of [
+      [true, true],
+      [true, false],
+      [false, true],
+      [false, false],
+    ]) {
+      SLOT_GATES.enabled = gated!;
+      LISTED.batched = batched!;
+      reads.clear();
+      const pruned = index.search('agent', 50, filters, 'pruned');
+      expect(matchingStats.path).toBe('sparse');
+      expect(pruningStats.listed).toBe(true);
+      expect(pruned).toEqual(index.search('agent', 50, filters, 'exhaustive'));
+      const { matched, matchedCount } = scratchOf(store);
+      expect(matchedCount).toBeGreaterThan(20);
+      for (const termId of termIds) {
+        const bits = store.termBits[termId]!;
+        let having = 0;
+        for (let i = 0; i < matchedCount; i++) if ((bits[matched[i]! >>> 5]! & (1 << (matched[i]! & 31))) !== 0) having++;
+        expect(having).toBeLessThan(matchedCount);
+        expect(reads.get(termId) ?? 0).toBe(gated ? having : matchedCount);
+      }
+    }
   });
 });

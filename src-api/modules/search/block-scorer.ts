@@ -7,11 +7,16 @@ import type { TopK } from './top-k';
 /** For measurements and tests: every scored agent's name key read (as before) when `skip` is off. */
 export const NAME_CHECK = { skip: true };
 
+/** For measurements and tests: `scoreSlot` reads every term's impacts, with no bitset test first, when off. */
+export const SLOT_GATES = { enabled: true };
+
 /** One block's per-slot word best (float32, as `termBest`), sum and matched words: all zero between blocks. */
 export interface BlockScratch {
   readonly blockBest: Float32Array;
   readonly blockSums: Float64Array;
   readonly blockMasks: Uint32Array;
+  /** The same per listed slot (`scoreSlots`), at least `count` long, all zero; and two lists of `count` slots or indices. */
+  listScratch(count: number): { best: Float32Array; sums: Float64Array; masks: Uint32Array; slots: Int32Array; picked: Int32Array };
 }
 
 /** Scores agents as the exhaustive scorer does, restricted to the matching bitset, a block (or the tails) at a time. */
@@ -26,6 +31,13 @@ export class BlockScorer {
   /** Per flattened term, its impact column and block starts, if it has them (looked up once, not per slot). */
   private readonly columns: (Uint16Array | undefined)[];
   private readonly starts: (Int32Array | undefined)[];
+  /**
+   * Per flattened term, its bitset when `scoreSlot` should test it before reading the term's impacts: a word's
+   * expansions when it has several (an agent has the word through one or some of them), every term when matches
+   * need not have every word. A clear bit means no base posting (the bitset holds every one), so impact 0: the
+   * impact column (2 bytes a slot: a cache miss per agent at 1,000,000) or the postings are not read.
+   */
+  private readonly gates: (Uint32Array | undefined)[];
   private readonly fullMask: number;
   private readonly local: BlockScratch;
   /**
@@ -65,6 +77,11 @@ export class BlockScorer {
     this.scaled = Float64Array.from(scaled);
     this.columns = termIds.map((termId) => store.impactColumns[termId]);
     this.starts = termIds.map((termId) => store.blockStarts[termId]);
+    this.gates = termIds.map((termId, e) => {
+      const t = this.wordEnds.findIndex((end) => end > e);
+      const alone = this.wordEnds[t]! - (t === 0 ? 0 : this.wordEnds[t - 1]!) === 1;
+      return SLOT_GATES.enabled && !(alone && requireAll) ? store.termBits[termId] : undefined;
+    });
   }
 
   scoreTails(top: TopK): void {
@@ -177,15 +194,18 @@ export class BlockScorer {
    * keeps it), summed in plan order.
    */
   scoreSlot(slot: number, top: TopK): void {
-    const { store, termIds, scaled, wordEnds, columns, starts: allStarts } = this;
+    const { store, termIds, scaled, wordEnds, columns, starts: allStarts, gates } = this;
     const { baseSlots, baseImpacts, baseOffsets } = store;
     const block = slot >>> BLOCK_BITS;
+    const bit = 1 << (slot & 31);
     let sum = 0;
     let mask = 0;
     let e = 0;
     for (let t = 0; t < this.termCount; t++) {
       let best = 0;
       for (const wordEnd = wordEnds[t]!; e < wordEnd; e++) {
+        const gate = gates[e];
+        if (gate !== undefined && ((gate[block] ?? 0) & bit) === 0) continue;
         const column = columns[e];
         let impact = 0;
         if (column !== undefined) impact = column[slot]!;
@@ -211,6 +231,97 @@ export class BlockScorer {
     const exactName = this.checkNames && store.nameKeys[slot] === this.nameKey ? 1 : 0;
     const score = popcount32(mask) + exactName + relevance;
     top.offer(slot, store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+  }
+
+  /**
+   * `scoreSlot` for each of the first `count` slots of `listed` that is a base slot and not in `seen`, in that
+   * order, with the same float operations; but a term at a time: each impact column is read by one tight loop
+   * over the slots, so the cache misses of many slots (listed slots are far apart: a miss each) overlap instead
+   * of coming one after the other between the scoring steps of each slot.
+   */
+  scoreSlots(listed: Int32Array, count: number, top: TopK, seen: Uint32Array | undefined): void {
+    const { store, termIds, scaled, wordEnds, columns, starts: allStarts, gates } = this;
+    const { best, sums, masks, slots, picked } = this.local.listScratch(count);
+    const base = store.baseSlotCount;
+    let n = 0;
+    for (let i = 0; i < count; i++) {
+      const slot = listed[i]!;
+      if (slot < base && (seen === undefined || (seen[slot >>> 5]! & (1 << (slot & 31))) === 0)) slots[n++] = slot;
+    }
+    const { baseSlots, baseImpacts, baseOffsets } = store;
+    let e = 0;
+    for (let t = 0; t < this.termCount; t++) {
+      for (const wordEnd = wordEnds[t]!; e < wordEnd; e++) {
+        const weight = scaled[e]!;
+        const gate = gates[e];
+        // The slots that have the term (its bit), when it is worth testing (see `gates`): indices into `slots`.
+        let m = n;
+        if (gate !== undefined) {
+          m = 0;
+          for (let i = 0; i < n; i++) {
+            const slot = slots[i]!;
+            if (((gate[slot >>> 5] ?? 0) & (1 << (slot & 31))) !== 0) picked[m++] = i;
+          }
+        }
+        const column = columns[e];
+        if (column !== undefined) {
+          if (gate === undefined) {
+            for (let i = 0; i < n; i++) {
+              const impact = column[slots[i]!]!;
+              if (impact === 0) continue;
+              const score = Math.fround(weight * impact);
+              if (score > best[i]!) best[i] = score;
+            }
+          } else {
+            for (let j = 0; j < m; j++) {
+              const i = picked[j]!;
+              const impact = column[slots[i]!]!;
+              if (impact === 0) continue;
+              const score = Math.fround(weight * impact);
+              if (score > best[i]!) best[i] = score;
+            }
+          }
+          continue;
+        }
+        const termId = termIds[e]!;
+        const starts = allStarts[e];
+        for (let j = 0; j < m; j++) {
+          const i = gate === undefined ? j : picked[j]!;
+          const slot = slots[i]!;
+          const block = slot >>> BLOCK_BITS;
+          const from = starts !== undefined ? starts[block]! : baseOffsets[termId]!;
+          const end = starts !== undefined ? starts[block + 1]! : baseOffsets[termId + 1]!;
+          const p = lowerBound(baseSlots, from, end, slot);
+          if (p >= end || baseSlots[p] !== slot) continue;
+          const impact = baseImpacts[p]!;
+          if (impact === 0) continue;
+          const score = Math.fround(weight * impact);
+          if (score > best[i]!) best[i] = score;
+        }
+      }
+      const bit = 1 << t;
+      for (let i = 0; i < n; i++) {
+        const wordBest = best[i]!;
+        if (wordBest > 0) {
+          sums[i] = sums[i]! + wordBest;
+          masks[i] = masks[i]! | bit;
+          best[i] = 0;
+        }
+      }
+    }
+    const { nameKeys, deprecated } = store;
+    for (let i = 0; i < n; i++) {
+      const mask = masks[i]!;
+      const sum = sums[i]!;
+      masks[i] = 0;
+      sums[i] = 0;
+      if (mask === 0 || (this.requireAll && mask !== this.fullMask)) continue;
+      const slot = slots[i]!;
+      const relevance = Math.min(0.9999, sum / this.termCount);
+      const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
+      const score = popcount32(mask) + exactName + relevance;
+      top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+    }
   }
 
   /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */

@@ -256,7 +256,7 @@ function clearSeen(seen: Uint32Array, marked: number[], words: number): void {
 }
 
 /** For measurements and tests: listed matches (few, from matching-bits' sparse path) scored as blocks when off. */
-export const LISTED = { enabled: true };
+export const LISTED = { enabled: true, batched: true };
 
 /**
  * Few matches that step 1 listed one by one (a capability filter few agents pass): each base slot scored on its own
@@ -268,6 +268,10 @@ function scoreListed(store: IndexStore, scorer: BlockScorer, scratch: PruningScr
   const { matched, matchedCount } = scratch;
   const base = store.baseSlotCount;
   pruningStats.listed = true;
+  if (LISTED.batched) {
+    scorer.scoreSlots(matched, matchedCount, top, seen);
+    return matchedCount;
+  }
   for (let i = 0; i < matchedCount; i++) {
     const slot = matched[i]!;
     if (slot < base && (seen === undefined || !hasBit(seen, slot))) scorer.scoreSlot(slot, top);

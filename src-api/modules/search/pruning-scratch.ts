@@ -71,6 +71,27 @@ export class PruningScratch implements BlockScratch {
   readonly blockBest = new Float32Array(BLOCK_SIZE);
   readonly blockSums = new Float64Array(BLOCK_SIZE);
   readonly blockMasks = new Uint32Array(BLOCK_SIZE);
+  private list = {
+    best: new Float32Array(0),
+    sums: new Float64Array(0),
+    masks: new Uint32Array(0),
+    slots: new Int32Array(0),
+    picked: new Int32Array(0),
+  };
+
+  listScratch(count: number) {
+    if (this.list.best.length < count) {
+      const size = Math.max(count, this.list.best.length * 2);
+      this.list = {
+        best: new Float32Array(size),
+        sums: new Float64Array(size),
+        masks: new Uint32Array(size),
+        slots: new Int32Array(size),
+        picked: new Int32Array(size),
+      };
+    }
+    return this.list;
+  }
 
   bitsets(words: number) {
     this.matching = grownBits(this.matching, words);
@@ -86,6 +107,11 @@ export class PruningScratch implements BlockScratch {
    */
   matched = new Int32Array(0);
   matchedCount = -1;
+  /**
+   * When ≥ 0, the bits set in `matching` are exactly those of the first `matchingListed` slots of `matched` (the
+   * last query took the sparse path), so the next sparse query clears them alone, not all N/32 words; -1: unknown.
+   */
+  matchingListed = -1;
 
   matchedSlots(count: number): Int32Array {
     if (this.matched.length < count) this.matched = new Int32Array(Math.max(count, this.matched.length * 2));
