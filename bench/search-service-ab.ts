@@ -6,8 +6,10 @@
  *
  * `--ab-id-ranks` instead compares this checkout with itself, TopK breaking ties on id strings ("base") or id ranks.
  *
- *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact]
- *     [--per-query] [--first-only]
+ *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact,mixed]
+ *     [--per-query] [--first-only] [--slowest 10]
+ *
+ * Class `mixed` is the bench's mixed search load (`mixedSearches`, its first 1,000), not one of the issue's classes.
  *
  * The database is generated once per size under the OS temp folder and reused. Not a test.
  */
@@ -20,7 +22,7 @@ import * as ownConfig from '../src-api/config';
 import * as ownClient from '../src-api/db/client';
 import * as ownServices from '../src-api/services';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
-import { classSearches, generateAgents } from './lib/dataset';
+import { classSearches, generateAgents, mixedSearches } from './lib/dataset';
 import { argument, chosenClasses, loadAverage } from './lib/cli';
 
 const size = Number(argument('agents') ?? 100_000);
@@ -38,6 +40,8 @@ const profileFile = argument('profile');
  * answers compared; no repeated rounds.
  */
 const firstOnly = process.argv.includes('--first-only');
+/** `--slowest N`: after each class, its N slowest queries in the first pass (the last variant's times), to find outliers. */
+const slowest = Number(argument('slowest') ?? 0);
 
 interface Variant {
   name: string;
@@ -99,24 +103,31 @@ if (profileFile) {
   await session.post('Profiler.enable');
 }
 for (const kind of classes) {
-  const queries = classSearches(agents, kind, 1000).map(({ q, ...filters }) => ({ q, limit: 20, ...filters }));
+  const searches = (kind as string) === 'mixed' ? mixedSearches(agents, 1000) : classSearches(agents, kind, 1000);
+  const queries = searches.map(({ q, ...filters }) => ({ q, limit: 20, ...filters }));
   if (profileFile && process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
   // First pass: expansions (typos, prefixes, stems) not cached yet, as for each new query.
   const cold: number[] = variants.map(() => 0);
+  const firstTimes = queries.map(() => 0);
+  const timed = async (variant: Variant, q: number): Promise<number> => {
+    const started = performance.now();
+    await variant.searchJson(queries[q]!);
+    const elapsed = performance.now() - started;
+    firstTimes[q] = elapsed;
+    return elapsed;
+  };
   if (firstOnly) {
-    for (const query of queries) {
-      for (const [v, variant] of variants.entries()) {
-        const started = performance.now();
-        await variant.searchJson(query);
-        cold[v]! += ((performance.now() - started) * 1000) / queries.length;
-      }
+    for (const q of queries.keys()) {
+      for (const [v, variant] of variants.entries()) cold[v]! += ((await timed(variant, q)) * 1000) / queries.length;
     }
   } else {
     for (const [v, variant] of variants.entries()) {
-      const started = performance.now();
-      for (const query of queries) await variant.searchJson(query);
-      cold[v] = ((performance.now() - started) * 1000) / queries.length;
+      for (const q of queries.keys()) cold[v]! += ((await timed(variant, q)) * 1000) / queries.length;
     }
+  }
+  if (slowest > 0) {
+    const order = [...queries.keys()].sort((a, b) => firstTimes[b]! - firstTimes[a]!).slice(0, slowest);
+    for (const q of order) console.log(`  ${firstTimes[q]!.toFixed(2).padStart(8)} ms  ${JSON.stringify(queries[q])}`);
   }
   // Profiles show the steady state: from the end of the first class's first pass.
   if (profileFile && !process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
