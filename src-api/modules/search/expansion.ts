@@ -65,12 +65,20 @@ export class QueryExpander {
     if (exact !== undefined && frequency(exact) > 0) factors.set(exact, 1);
 
     if (withPrefixes && term.length >= PREFIX_MIN_LENGTH) {
+      // The most frequent completions, the first visited first among equals (a stable sort's first few): kept as they
+      // come rather than all sorted (at 1,000,000 agents a four-letter prefix has thousands).
       const completions: number[] = [];
       vocabulary.forEachWithPrefix(term, (termId) => {
-        if (termId !== exact && frequency(termId) > 0) completions.push(termId);
+        if (termId === exact) return;
+        const termFrequency = frequency(termId);
+        if (termFrequency === 0) return;
+        let at = completions.length;
+        while (at > 0 && frequency(completions[at - 1]!) < termFrequency) at--;
+        if (at >= MAX_PREFIX_EXPANSIONS) return;
+        completions.splice(at, 0, termId);
+        if (completions.length > MAX_PREFIX_EXPANSIONS) completions.pop();
       });
-      completions.sort((a, b) => frequency(b) - frequency(a));
-      for (const termId of completions.slice(0, MAX_PREFIX_EXPANSIONS)) {
+      for (const termId of completions) {
         factors.set(termId, PREFIX_FACTOR_MIN + (PREFIX_FACTOR_SPAN * term.length) / vocabulary.term(termId).length);
       }
     }
@@ -79,9 +87,10 @@ export class QueryExpander {
       // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query word.
       const stem = stemOf(term);
       vocabulary.forEachWithPrefix(stemPrefix(stem), (termId) => {
-        if (termId === exact || frequency(termId) === 0 || (factors.get(termId) ?? 0) >= STEM_FACTOR) return;
+        if (termId === exact || frequency(termId) === 0) return;
         const word = vocabulary.term(termId);
-        if (word.length <= stem.length + MAX_STEM_SUFFIX_LENGTH && stemOf(word) === stem) factors.set(termId, STEM_FACTOR);
+        if (word.length > stem.length + MAX_STEM_SUFFIX_LENGTH || stemOf(word) !== stem) return;
+        if ((factors.get(termId) ?? 0) < STEM_FACTOR) factors.set(termId, STEM_FACTOR);
       });
     }
 
