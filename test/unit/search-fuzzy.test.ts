@@ -154,6 +154,28 @@ describe('Vocabulary.fuzzyMatches', () => {
     expect(vocabulary.entriesRead - before).toBeLessThan(terms.length);
   });
 
+  it("marks only the terms of the word's first letter (a lookup reads no other), numbered in that letter", () => {
+    const next = random(5);
+    const vocabulary = new Vocabulary();
+    const terms: string[] = [];
+    for (const first of 'abcdefgh') {
+      for (let i = 0; i < 1_000; i++) {
+        const term = randomWord(next, 'abcdefghijklmnopqrstuvwxyz', first, 5, 12);
+        if (vocabulary.idOf(term) !== undefined) continue;
+        vocabulary.intern(term);
+        terms.push(term);
+      }
+    }
+    for (let q = 0; q < 80; q++) {
+      const query = typo(next, terms[Math.floor(next() * terms.length)]!, 'abcdefghijklmnopqrstuvwxyz');
+      expect(vocabulary.fuzzyMatches(query, allowedEdits), query).toEqual(scanned(terms, query));
+    }
+    // As many marks as the largest letter has terms (~1,000), not as the vocabulary (~8,000): at 1,000,000 agents a
+    // letter's 40,000 marks stay in the CPU's cache, where the vocabulary's million did not.
+    const { markSlots } = (vocabulary as unknown as { typos: { markSlots: number } }).typos;
+    expect(markSlots).toBeLessThanOrEqual(2_048);
+  });
+
   it('gives the same matches after its lookup stamps start over', () => {
     const vocabulary = new Vocabulary();
     for (const term of ['kubernetes', 'kubernetis', 'kubernete', 'summarization', 'summarisation']) vocabulary.intern(term);
