@@ -17,17 +17,23 @@ import { stemmer } from 'stemmer';
 export const MIN_STEM_LENGTH = 4;
 
 export function stemOf(word: string): string {
-  if (word.length < MIN_STEM_LENGTH) return word;
-  // Digits and the like: nothing to stem ("gpt4", "v2").
-  for (let i = 0; i < word.length; i++) {
-    const code = word.charCodeAt(i);
-    if (code < 97 || code > 122) return word;
-  }
-  // Most words end in none of the stemmer's suffixes (its regular expressions cost ~0.7 µs a word; a query's stem
-  // scan tests each of thousands of terms, see expansion.ts).
-  if (!porterMayChange(word)) return word;
+  if (!stemMayChange(word)) return word;
   const stem = stemmer(word);
   return stem.length > 2 && stem.endsWith('y') && /[aeiou]/.test(stem.slice(0, -1)) ? `${stem.slice(0, -1)}i` : stem;
+}
+
+/**
+ * Whether `stemOf(word)` may differ from `word`: when false, it is the word itself. Short words and words with
+ * digits and the like ("gpt4", "v2") are not stemmed; most words end in none of the stemmer's suffixes (its
+ * regular expressions cost ~0.7 µs a word; a query's stem scan meets thousands of terms, see expansion.ts).
+ */
+export function stemMayChange(word: string): boolean {
+  if (word.length < MIN_STEM_LENGTH) return false;
+  for (let i = 0; i < word.length; i++) {
+    const code = word.charCodeAt(i);
+    if (code < 97 || code > 122) return false;
+  }
+  return porterMayChange(word);
 }
 
 /**

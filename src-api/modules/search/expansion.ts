@@ -84,9 +84,10 @@ export class QueryExpander {
     }
 
     if (term.length >= MIN_STEM_LENGTH) {
-      // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query word.
+      // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query
+      // word. A word stemming leaves as it is has this stem only if it is the stem: only those two kinds are visited.
       const stem = stemOf(term);
-      vocabulary.forEachWithPrefix(stemPrefix(stem), (termId) => {
+      vocabulary.forEachStemmableWithPrefix(stemPrefix(stem), vocabulary.idOf(stem), (termId) => {
         if (termId === exact || frequency(termId) === 0) return;
         const word = vocabulary.term(termId);
         if (word.length > stem.length + MAX_STEM_SUFFIX_LENGTH || stemOf(word) !== stem) return;

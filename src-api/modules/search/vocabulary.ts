@@ -1,3 +1,4 @@
+import { stemMayChange } from './analyzer';
 import { grownInt32 } from './bitsets';
 import { NO_SUFFIX } from './text';
 import { TypoIndex, type EditAllowance, type FuzzyMatch } from './typo-index';
@@ -28,6 +29,8 @@ export class Vocabulary {
 
   private sorted: string[] = [];
   private sortedIds: number[] = [];
+  /** Per sorted term, 1 when stemming may change it (analyzer's stemMayChange): read in order by stem scans. */
+  private sortedStemmable = new Uint8Array(0);
   private pending: number[] = [];
 
   private readonly typos = new TypoIndex(this);
@@ -69,16 +72,39 @@ export class Vocabulary {
 
   /** Calls `visit` for every term that starts with `prefix` (itself included), in no particular order. */
   forEachWithPrefix(prefix: string, visit: (termId: number) => void): void {
-    // Merged on demand, so a bulk load does not merge over and over.
-    if (this.pending.length >= PENDING_MERGE_THRESHOLD) this.mergePending();
-    // The terms with the prefix are one run of the sorted array: its two ends are found by binary search, so the
-    // visit loop compares no strings (at 1,000,000 agents a four-letter prefix has thousands of terms).
-    const sorted = this.sorted;
-    const first = firstFailing(0, sorted.length, (index) => sorted[index]! < prefix);
-    const end = firstFailing(first, Math.min(sorted.length, first + PREFIX_SCAN_LIMIT), (index) => sorted[index]!.startsWith(prefix));
+    const [first, end] = this.prefixRun(prefix);
     const ids = this.sortedIds;
     for (let index = first; index < end; index++) visit(ids[index]!);
     for (const termId of this.pending) if (this.terms[termId]!.startsWith(prefix)) visit(termId);
+  }
+
+  /**
+   * Calls `visit` for the terms that start with `prefix` and that stemming may change, and for the term `also` if it
+   * starts with it, in the order of forEachWithPrefix (which visits the others too). A stem scan wants the terms
+   * whose stem is a given stem: such a term is either the stem itself or one stemming changes. The others are
+   * passed over without reading them (at 1,000,000 agents a four-letter prefix's thousands of terms, each a cache
+   * miss for its string).
+   */
+  forEachStemmableWithPrefix(prefix: string, also: number | undefined, visit: (termId: number) => void): void {
+    const [first, end] = this.prefixRun(prefix);
+    const ids = this.sortedIds;
+    const stemmable = this.sortedStemmable;
+    for (let index = first; index < end; index++) if (stemmable[index] !== 0 || ids[index] === also) visit(ids[index]!);
+    for (const termId of this.pending) {
+      const term = this.terms[termId]!;
+      if (term.startsWith(prefix) && (termId === also || stemMayChange(term))) visit(termId);
+    }
+  }
+
+  /** Where the sorted terms with `prefix` start and end, at most PREFIX_SCAN_LIMIT of them (the pending ones merged first when many). */
+  private prefixRun(prefix: string): [first: number, end: number] {
+    // Merged on demand, so a bulk load does not merge over and over.
+    if (this.pending.length >= PENDING_MERGE_THRESHOLD) this.mergePending();
+    // The terms with the prefix are one run of the sorted array: its two ends are found by binary search, so the
+    // visit loops compare no strings (at 1,000,000 agents a four-letter prefix has thousands of terms).
+    const sorted = this.sorted;
+    const first = firstFailing(0, sorted.length, (index) => sorted[index]! < prefix);
+    return [first, firstFailing(first, Math.min(sorted.length, first + PREFIX_SCAN_LIMIT), (index) => sorted[index]!.startsWith(prefix))];
   }
 
   /** Terms within the allowed number of edits of `term`, the term itself excluded (see TypoIndex). */
@@ -99,20 +125,24 @@ export class Vocabulary {
       .sort((a, b) => (a.term < b.term ? -1 : a.term > b.term ? 1 : 0));
     const sorted: string[] = new Array(this.sorted.length + added.length);
     const sortedIds: number[] = new Array(sorted.length);
+    const sortedStemmable = new Uint8Array(sorted.length);
     let i = 0;
     let j = 0;
     let k = 0;
     while (i < this.sorted.length || j < added.length) {
       if (j >= added.length || (i < this.sorted.length && this.sorted[i]! < added[j]!.term)) {
         sorted[k] = this.sorted[i]!;
+        sortedStemmable[k] = this.sortedStemmable[i]!;
         sortedIds[k++] = this.sortedIds[i++]!;
       } else {
         sorted[k] = added[j]!.term;
+        sortedStemmable[k] = stemMayChange(added[j]!.term) ? 1 : 0;
         sortedIds[k++] = added[j++]!.termId;
       }
     }
     this.sorted = sorted;
     this.sortedIds = sortedIds;
+    this.sortedStemmable = sortedStemmable;
     this.pending = [];
   }
 
