@@ -171,17 +171,11 @@ export class BlockScorer {
         }
       }
     }
-    const { nameKeys, deprecated } = store;
     for (let rest = bits; rest !== 0; rest &= rest - 1) {
       const offset = 31 - Math.clz32(rest & -rest);
       const mask = masks[offset]!;
       if (mask !== 0 && (!this.requireAll || mask === this.fullMask)) {
-        const slot = from + offset;
-        const relevance = Math.min(0.9999, sums[offset]! / this.termCount);
-        const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
-        const score = popcount32(mask) + exactName + relevance;
-        // Demoting deprecated agents only lowers a score: block bounds still hold.
-        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+        this.offerMatch(from + offset, mask, sums[offset]!, top);
       }
       sums[offset] = 0;
       masks[offset] = 0;
@@ -227,10 +221,7 @@ export class BlockScorer {
       }
     }
     if (mask === 0 || (this.requireAll && mask !== this.fullMask)) return;
-    const relevance = Math.min(0.9999, sum / this.termCount);
-    const exactName = this.checkNames && store.nameKeys[slot] === this.nameKey ? 1 : 0;
-    const score = popcount32(mask) + exactName + relevance;
-    top.offer(slot, store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+    this.offerMatch(slot, mask, sum, top);
   }
 
   /**
@@ -309,19 +300,26 @@ export class BlockScorer {
         }
       }
     }
-    const { nameKeys, deprecated } = store;
     for (let i = 0; i < n; i++) {
       const mask = masks[i]!;
       const sum = sums[i]!;
       masks[i] = 0;
       sums[i] = 0;
       if (mask === 0 || (this.requireAll && mask !== this.fullMask)) continue;
-      const slot = slots[i]!;
-      const relevance = Math.min(0.9999, sum / this.termCount);
-      const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
-      const score = popcount32(mask) + exactName + relevance;
-      top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
+      this.offerMatch(slots[i]!, mask, sum, top);
     }
+  }
+
+  /**
+   * Offers a matching slot with its words (`mask`) and summed word scores: the exhaustive scorer's score (matched
+   * words, + 1 for an exact name, + relevance below 1), in one place for every way of scoring here.
+   */
+  private offerMatch(slot: number, mask: number, sum: number, top: TopK): void {
+    const relevance = Math.min(0.9999, sum / this.termCount);
+    const exactName = this.checkNames && this.store.nameKeys[slot] === this.nameKey ? 1 : 0;
+    const score = popcount32(mask) + exactName + relevance;
+    // Demoting deprecated agents only lowers a score: block bounds still hold.
+    top.offer(slot, this.store.deprecated[slot] ? score * DEPRECATED_FACTOR : score);
   }
 
   /** Adds one word's best scores to the slots' sums, in the plan's order (as the exhaustive scorer). */
@@ -337,18 +335,11 @@ export class BlockScorer {
   }
 
   private offerTouched(top: TopK): void {
-    const { accumulated, matchedMasks: masks, accumulatedTouched: touched, nameKeys, deprecated } = this.store;
-    const fullMask = this.termCount === 32 ? 0xffffffff : (1 << this.termCount) - 1;
+    const { accumulated, matchedMasks: masks, accumulatedTouched: touched } = this.store;
     for (let i = 0; i < this.touchedCount; i++) {
       const slot = touched[i]!;
       const mask = masks[slot]!;
-      if (!this.requireAll || mask === fullMask) {
-        const relevance = Math.min(0.9999, accumulated[slot]! / this.termCount);
-        const exactName = this.checkNames && nameKeys[slot] === this.nameKey ? 1 : 0;
-        const score = popcount32(mask) + exactName + relevance;
-        // Demoting deprecated agents only lowers a score: block bounds still hold.
-        top.offer(slot, deprecated[slot] ? score * DEPRECATED_FACTOR : score);
-      }
+      if (!this.requireAll || mask === this.fullMask) this.offerMatch(slot, mask, accumulated[slot]!, top);
       accumulated[slot] = 0;
       masks[slot] = 0;
     }
