@@ -9,17 +9,38 @@
  *
  * Texts are appended to the current chunk and never written over, so a
  * Buffer view handed out stays valid. Removing a text leaves its bytes as
- * garbage; when garbage outweighs the live texts (and is over a floor), the
- * live texts are copied into fresh chunks and the old ones are let go.
+ * garbage. A chunk whose texts are all removed is let go at once: a cache that
+ * drops its oldest text for each new one (the profile cache of a directory
+ * larger than it) empties its oldest chunks one by one and never needs more.
+ * Garbage spread over live chunks is copied away when it outweighs the live
+ * texts (and is over a floor): the live bytes go into fresh chunks.
  * Iteration order (`oldestKey`) is insertion order.
  */
 export class TextArena {
   /** Where each text is: chunk index, offset and byte length packed in one number (see `pack`). */
   private readonly locations = new Map<string, number>();
+  /** By index; a chunk let go is RELEASED until its index is used again (indices stay below MAX_CHUNKS). */
   private chunks: Buffer[] = [];
+  /** Per chunk: bytes of its live texts, and bytes written to it (live and garbage). */
+  private chunkLive: number[] = [];
+  private chunkWritten: number[] = [];
+  private freeChunks: number[] = [];
+  private heldChunks = 0;
+  /** The chunk texts are appended to (-1: none yet), and how much of it is written. */
+  private current = -1;
   private chunkUsed = 0;
   private liveBytes = 0;
   private garbageBytes = 0;
+  /**
+   * Keys in the order they were set, each with the location it got then. Map iteration cannot give the oldest key
+   * cheaply: V8 keeps a removed entry's hole at the front of the table until it rehashes, so with the oldest removed
+   * for each new one, `keys().next()` stepped over tens of thousands of holes (~50 µs a profile-cache miss at
+   * 1,000,000 agents). An entry whose key was since removed or set again is stale; oldestKey drops it. (A key set
+   * again at the very place it had, in a chunk index used again, would pass for its older entry: it would only go early.)
+   */
+  private orderKeys: (string | undefined)[] = [];
+  private orderLocations: number[] = [];
+  private orderHead = 0;
   /** Counts removals and clears (and so compactions): a location noted before the count moved may be stale. */
   private removals = 0;
   /** Per handle (see visitBytesAt): the key last visited under it. */
@@ -40,7 +61,7 @@ export class TextArena {
 
   /** Bytes held in chunks (live texts, garbage and free space). */
   get allocatedBytes(): number {
-    return this.chunks.length * this.chunkBytes;
+    return this.heldChunks * this.chunkBytes;
   }
 
   has(key: string): boolean {
@@ -94,7 +115,11 @@ export class TextArena {
 
   set(key: string, text: string): void {
     this.delete(key);
-    this.locations.set(key, this.append(text));
+    const length = Buffer.byteLength(text);
+    if (length > this.chunkBytes || length > MAX_LENGTH) throw new RangeError(`a text of ${length} bytes does not fit a chunk`);
+    this.makeRoom(length);
+    this.chunks[this.current]!.write(text, this.chunkUsed, 'utf8');
+    this.remember(key, this.appended(length));
   }
 
   delete(key: string): boolean {
@@ -103,25 +128,30 @@ export class TextArena {
     this.locations.delete(key);
     // Counted before a compaction, which only a removal starts: it moves every text.
     this.removals++;
-    const { length } = unpack(location);
+    const { chunk, length } = unpack(location);
     this.liveBytes -= length;
     this.garbageBytes += length;
-    if (this.garbageBytes > Math.max(this.liveBytes, this.garbageFloorBytes)) this.compact();
+    this.chunkLive[chunk]! -= length;
+    if (this.chunkLive[chunk] === 0 && chunk !== this.current) this.release(chunk);
+    else if (this.garbageBytes > Math.max(this.liveBytes, this.garbageFloorBytes)) this.compact();
     return true;
   }
 
   clear(): void {
     this.removals++;
     this.locations.clear();
-    this.chunks = [];
-    this.chunkUsed = 0;
-    this.liveBytes = 0;
-    this.garbageBytes = 0;
+    this.resetChunks();
   }
 
   /** The key stored longest ago (first in insertion order), if any. */
   oldestKey(): string | undefined {
-    return this.locations.keys().next().value;
+    const keys = this.orderKeys;
+    while (this.orderHead < keys.length) {
+      const key = keys[this.orderHead]!;
+      if (this.locations.get(key) === this.orderLocations[this.orderHead]) return key;
+      keys[this.orderHead++] = undefined;
+    }
+    return undefined;
   }
 
   /** Hands `visit` the chunk and byte range a packed location names (no view, no object: see visitBytes). */
@@ -149,36 +179,95 @@ export class TextArena {
     this.handleLocations[2 * handle + 1] = this.removals;
   }
 
-  private append(text: string): number {
-    const length = Buffer.byteLength(text);
-    if (length > this.chunkBytes || length > MAX_LENGTH) throw new RangeError(`a text of ${length} bytes does not fit a chunk`);
-    if (this.chunks.length === 0 || this.chunkUsed + length > this.chunkBytes) {
-      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(`the arena is full (${MAX_CHUNKS} chunks)`);
-      this.chunks.push(Buffer.allocUnsafeSlow(this.chunkBytes));
-      this.chunkUsed = 0;
-    }
-    const chunk = this.chunks.length - 1;
-    const offset = this.chunkUsed;
-    this.chunks[chunk]!.write(text, offset, 'utf8');
-    this.chunkUsed += length;
-    this.liveBytes += length;
-    return pack(chunk, offset, length);
+  /** Makes the current chunk one with room for `length` more bytes. */
+  private makeRoom(length: number): void {
+    if (this.current >= 0 && this.chunkUsed + length <= this.chunkBytes) return;
+    // The chunk being left may already have had every text removed: it was kept only while current.
+    if (this.current >= 0 && this.chunkLive[this.current] === 0) this.release(this.current);
+    const index = this.freeChunks.pop() ?? this.chunks.length;
+    if (index >= MAX_CHUNKS) throw new RangeError(`the arena is full (${MAX_CHUNKS} chunks)`);
+    this.chunks[index] = Buffer.allocUnsafeSlow(this.chunkBytes);
+    this.chunkLive[index] = 0;
+    this.chunkWritten[index] = 0;
+    this.heldChunks++;
+    this.current = index;
+    this.chunkUsed = 0;
   }
 
-  /** Copies the live texts, in their order, into fresh chunks. */
-  private compact(): void {
-    const old = this.chunks;
-    const entries = [...this.locations];
+  /** Counts `length` bytes just written at the current chunk's end as a live text; returns its location. */
+  private appended(length: number): number {
+    const location = pack(this.current, this.chunkUsed, length);
+    this.chunkUsed += length;
+    this.liveBytes += length;
+    this.chunkLive[this.current]! += length;
+    this.chunkWritten[this.current]! += length;
+    return location;
+  }
+
+  private remember(key: string, location: number): void {
+    this.locations.set(key, location);
+    // Entries passed by oldestKey and stale ones are dropped in one pass once they are half of the order: O(1) amortized.
+    if (this.orderKeys.length > 2 * this.locations.size + 1024) this.dropStaleOrder();
+    this.orderKeys.push(key);
+    this.orderLocations.push(location);
+  }
+
+  private dropStaleOrder(): void {
+    const keys: (string | undefined)[] = [];
+    const locations: number[] = [];
+    for (let i = this.orderHead; i < this.orderKeys.length; i++) {
+      const key = this.orderKeys[i]!;
+      if (key !== undefined && this.locations.get(key) === this.orderLocations[i]) {
+        keys.push(key);
+        locations.push(this.orderLocations[i]!);
+      }
+    }
+    this.orderKeys = keys;
+    this.orderLocations = locations;
+    this.orderHead = 0;
+  }
+
+  /** Lets a chunk whose texts are all removed go; its index serves the next new chunk. */
+  private release(chunk: number): void {
+    this.garbageBytes -= this.chunkWritten[chunk]!;
+    this.chunks[chunk] = RELEASED;
+    this.chunkWritten[chunk] = 0;
+    this.freeChunks.push(chunk);
+    this.heldChunks--;
+    if (chunk === this.current) this.current = -1;
+  }
+
+  private resetChunks(): void {
     this.chunks = [];
+    this.chunkLive = [];
+    this.chunkWritten = [];
+    this.freeChunks = [];
+    this.heldChunks = 0;
+    this.current = -1;
     this.chunkUsed = 0;
     this.liveBytes = 0;
     this.garbageBytes = 0;
+    this.orderKeys = [];
+    this.orderLocations = [];
+    this.orderHead = 0;
+  }
+
+  /** Copies the live texts' bytes, oldest first, into fresh chunks (no string is made). */
+  private compact(): void {
+    const old = this.chunks;
+    const entries = [...this.locations];
+    this.resetChunks();
     for (const [key, location] of entries) {
       const { chunk, offset, length } = unpack(location);
-      this.locations.set(key, this.append(old[chunk]!.toString('utf8', offset, offset + length)));
+      this.makeRoom(length);
+      old[chunk]!.copy(this.chunks[this.current]!, this.chunkUsed, offset, offset + length);
+      this.remember(key, this.appended(length));
     }
   }
 }
+
+/** The placeholder of a chunk let go. */
+const RELEASED = Buffer.alloc(0);
 
 // Offsets and lengths below 2^22 (4 MiB) and up to 2^9 chunks: 53 bits, exact in a double.
 const OFFSET_BITS = 2 ** 22;

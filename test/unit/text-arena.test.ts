@@ -47,6 +47,43 @@ describe('TextArena', () => {
     expect(arena.allocatedBytes).toBeLessThan(3 * liveBytes + 200);
   });
 
+  it('as a cache dropping its oldest text for each new one: oldest key in order, emptied chunks let go, live texts never moved', () => {
+    // No garbage floor: before chunks were let go, garbage past the live bytes meant a compaction (every text copied).
+    const arena = new TextArena(1_000, 0);
+    const reference = new Map<string, string>();
+    const capacity = 50;
+    let kept: { key: string; bytes: Buffer } | undefined;
+    for (let i = 0; i < 20_000; i++) {
+      if (arena.size >= capacity) {
+        const oldest = arena.oldestKey()!;
+        expect(oldest).toBe(reference.keys().next().value);
+        arena.delete(oldest);
+        reference.delete(oldest);
+      }
+      // Now and then a text changes (a profile invalidated and read again): set anew, it becomes the newest.
+      if (i % 7 === 0 && reference.size > 10) {
+        const changed = [...reference.keys()][5]!;
+        arena.set(changed, `changed ${i}`);
+        reference.delete(changed);
+        reference.set(changed, `changed ${i}`);
+      }
+      const text = `profile ${i} ${'x'.repeat(i % 90)}`;
+      arena.set(`k${i}`, text);
+      reference.set(`k${i}`, text);
+      if (i === 19_970) kept = { key: `k${i}`, bytes: arena.getBytes(`k${i}`)! };
+    }
+    for (const [key, text] of reference) expect(arena.get(key)).toBe(text);
+    expect(arena.oldestKey()).toBe(reference.keys().next().value);
+    // Still where it was written: no compaction copied the live texts.
+    const now = arena.getBytes(kept!.key)!;
+    expect(now.buffer).toBe(kept!.bytes.buffer);
+    expect(now.byteOffset).toBe(kept!.bytes.byteOffset);
+    // 20,000 texts of ~60 bytes went through ~1,200 chunks' worth of space (over the 512-chunk limit of indices):
+    // emptied chunks were let go and their indices used again, and a few chunks hold the live texts.
+    const liveBytes = [...reference.values()].reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    expect(arena.allocatedBytes).toBeLessThanOrEqual(liveBytes + 3 * 1_000);
+  });
+
   it('visitBytesAt: a handle notes its key’s place, and never hands out a replaced, removed, moved or other key’s text', () => {
     const arena = new TextArena(100, 50);
     const at = (handle: number, key: string): string | undefined => {
