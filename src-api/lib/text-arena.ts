@@ -24,8 +24,8 @@ export class TextArena {
   /** Per chunk: bytes of its live texts, and bytes written to it (live and garbage). */
   private chunkLive: number[] = [];
   private chunkWritten: number[] = [];
+  /** Indices of released chunks, for the next new chunk. */
   private freeChunks: number[] = [];
-  private heldChunks = 0;
   /** The chunk texts are appended to (-1: none yet), and how much of it is written. */
   private current = -1;
   private chunkUsed = 0;
@@ -61,7 +61,7 @@ export class TextArena {
 
   /** Bytes held in chunks (live texts, garbage and free space). */
   get allocatedBytes(): number {
-    return this.heldChunks * this.chunkBytes;
+    return (this.chunks.length - this.freeChunks.length) * this.chunkBytes;
   }
 
   has(key: string): boolean {
@@ -189,7 +189,6 @@ export class TextArena {
     this.chunks[index] = Buffer.allocUnsafeSlow(this.chunkBytes);
     this.chunkLive[index] = 0;
     this.chunkWritten[index] = 0;
-    this.heldChunks++;
     this.current = index;
     this.chunkUsed = 0;
   }
@@ -233,7 +232,6 @@ export class TextArena {
     this.chunks[chunk] = RELEASED;
     this.chunkWritten[chunk] = 0;
     this.freeChunks.push(chunk);
-    this.heldChunks--;
     if (chunk === this.current) this.current = -1;
   }
 
@@ -242,7 +240,6 @@ export class TextArena {
     this.chunkLive = [];
     this.chunkWritten = [];
     this.freeChunks = [];
-    this.heldChunks = 0;
     this.current = -1;
     this.chunkUsed = 0;
     this.liveBytes = 0;
