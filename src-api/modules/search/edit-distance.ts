@@ -29,17 +29,28 @@ export class EditDistancePattern {
 
   /** The distance from the word to `other`, or `max + 1` when it is more than `max`. */
   distance(other: string, max: number): number {
+    const codes = new Uint16Array(other.length);
+    for (let i = 0; i < other.length; i++) codes[i] = other.charCodeAt(i);
+    return this.distanceTo(codes, 0, codes.length, max);
+  }
+
+  /**
+   * As `distance`, to the word whose code units are `chars[from, from + n)`: a typo lookup keeps each letter's terms
+   * in one array (typo-index.ts), so checking hundreds of them reads neighbouring memory, not a string each.
+   */
+  distanceTo(chars: Uint16Array, from: number, n: number, max: number): number {
     const m = this.word.length;
-    const n = other.length;
     if (Math.abs(m - n) > max) return max + 1;
-    if (m === 0 || m > MAX_PATTERN_LENGTH) return boundedEditDistance(this.word, other, max);
+    if (m === 0 || m > MAX_PATTERN_LENGTH) {
+      return boundedEditDistance(this.word, String.fromCharCode(...chars.subarray(from, from + n)), max);
+    }
     let vp = -1;
     let vn = 0;
     let d0 = 0;
     let previousMatch = 0;
     let distance = m;
-    for (let j = 0; j < n; j++) {
-      const code = other.charCodeAt(j);
+    for (let j = from; j < from + n; j++) {
+      const code = chars[j]!;
       const match = code < 128 ? this.ascii[code]! : (this.other.get(code) ?? 0);
       const transposition = ((~d0 & match) << 1) & previousMatch;
       d0 = ((((match & vp) + vp) | 0) ^ vp) | match | vn | transposition;
