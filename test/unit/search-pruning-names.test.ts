@@ -5,7 +5,7 @@ import { IMPACT_ORDER } from '../../src-api/modules/search/impact-orders';
 import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { hasBit } from '../../src-api/modules/search/bitsets';
 import { pruningStats } from '../../src-api/modules/search/pruned';
-import { thresholdStats } from '../../src-api/modules/search/threshold';
+import { BATCHED_VISITS, thresholdStats } from '../../src-api/modules/search/threshold';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { seededRandom } from '../../src-api/lib/seeded-random';
 
@@ -95,6 +95,30 @@ describe('threshold algorithm split by the name field', () => {
       else expect(byNames).toBe(0);
       if (readOn) expect(setReads).toBeGreaterThan(20);
       else expect(setReads).toBe(0);
+    }
+  });
+
+  it('scores runs of visits together (impacts read term by term) with the same hits as one at a time', () => {
+    const defaultMin = BATCHED_VISITS.min;
+    onTestFinished(() => {
+      BATCHED_VISITS.min = defaultMin;
+    });
+    const index = new SearchIndex();
+    for (const agent of corpus(8, 12_000)) index.apply(agent);
+    index.compact();
+    for (const min of [Infinity, 1, defaultMin]) {
+      BATCHED_VISITS.min = min;
+      let batches = 0;
+      const r = seededRandom(60);
+      for (let i = 0; i < 60; i++) {
+        const q = Array.from({ length: 2 + r.int(3) }, () => r.pick(COMMON)).join(' ');
+        const limit = r.pick([1, 5, 20, 50]);
+        const pruned = index.search(q, limit, {}, 'pruned');
+        batches += thresholdStats.batches;
+        expect(pruned, `min ${min}: ${JSON.stringify({ q, limit })}`).toEqual(index.search(q, limit, {}, 'exhaustive'));
+      }
+      if (min === Infinity) expect(batches).toBe(0);
+      else expect(batches).toBeGreaterThan(60);
     }
   });
 

@@ -1,6 +1,6 @@
 import { grownInt32, orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
-import { SetReads, type RunLists } from './set-reads';
+import { SetReads, type RunLists, type Visitor } from './set-reads';
 import type { TopK } from './top-k';
 
 /** `blocking`: the first name set still reaching the bar has read on by itself. */
@@ -144,7 +144,7 @@ export class NameSplit {
     pastBar: ((e: number) => boolean) | undefined,
     top: TopK,
     matching: Uint32Array,
-    visit: (slot: number) => void,
+    visitor: Visitor,
     allowance: number,
     /** Agents a name set reading on by itself visits at most (`SetReads.read`). */
     chunk: number,
@@ -170,30 +170,30 @@ export class NameSplit {
         this.bound(mask, listValue);
         if (this.tiesBelow(mask, listValue, pastBar, top.worstScore)) continue;
       }
-      if (mask === 0) return this.readOn(mask, listValue, visit, chunk);
+      if (mask === 0) return this.readOn(mask, listValue, visitor, chunk);
       // Counting costs a pass over the bitsets: only once the sizes of the name sets make it look worthwhile.
       // A set too large to cover reads on by itself, if it can (READ_ON); else the run reads on for it.
-      if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
+      if (this.counts[mask] === -1 && this.estimate(mask) > allowance - spent) return this.readOn(mask, listValue, visitor, chunk);
       if (this.counts[mask] === -1 && COLLECT.enabled) {
         // Counted and listed in one pass, which stops once the set is too large to cover (then it is known to hold
         // more than that many, and is not counted again until the allowance reaches it).
-        if (this.atLeast[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
+        if (this.atLeast[mask]! > allowance - spent) return this.readOn(mask, listValue, visitor, chunk);
         const count = this.collect(mask, matching, allowance - spent);
         if (count === -1) {
           collectStats.stopped++;
           this.atLeast[mask] = allowance - spent + 1;
-          return this.readOn(mask, listValue, visit, chunk);
+          return this.readOn(mask, listValue, visitor, chunk);
         }
         this.counts[mask] = count;
         collectStats.listed++;
         spent += count;
         const found = collected[mask]!;
-        for (let i = 0; i < count; i++) visit(found[i]!);
+        visitor.many(found, 0, count);
       } else {
         if (this.counts[mask] === -1) this.counts[mask] = this.intersect(mask, matching);
-        if (this.counts[mask]! > allowance - spent) return this.readOn(mask, listValue, visit, chunk);
+        if (this.counts[mask]! > allowance - spent) return this.readOn(mask, listValue, visitor, chunk);
         spent += this.counts[mask]!;
-        this.intersect(mask, matching, visit);
+        this.intersect(mask, matching, visitor);
       }
       for (let set = 0; set < this.covered.length; set++) if ((set & mask) === mask) this.covered[set] = 1;
     }
@@ -256,7 +256,7 @@ export class NameSplit {
   }
 
   /** READ_ON if name set `mask` could read on by itself (`SetReads.read`), else the mask (the run reads on for it). */
-  private readOn(mask: number, listValue: Int32Array, visit: (slot: number) => void, visits: number): number {
+  private readOn(mask: number, listValue: Int32Array, visitor: Visitor, visits: number): number {
     if (!NAME_SPLIT.readOn) return mask;
     this.bound(mask, listValue);
     const words = (this.store.baseSlotCount + 31) >>> 5;
@@ -265,7 +265,7 @@ export class NameSplit {
       this.wordBits = [];
       for (let t = 0; t < this.wordEnds.length; t++) this.wordBits.push(this.wordNameBits(t, words));
     }
-    return this.setReads.read(mask, this.wordEnds, this.impacts, this.scaled, this.wordBits, words, visit, visits) ? READ_ON : mask;
+    return this.setReads.read(mask, this.wordEnds, this.impacts, this.scaled, this.wordBits, words, visitor, visits) ? READ_ON : mask;
   }
 
   /** The matching agents times, per word of the mask, the share of its agents that have it in their name. */
@@ -288,7 +288,7 @@ export class NameSplit {
   }
 
   /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
-  private intersect(mask: number, matching: Uint32Array, visit?: (slot: number) => void): number {
+  private intersect(mask: number, matching: Uint32Array, visitor?: Visitor): number {
     const words = (this.store.baseSlotCount + 31) >>> 5;
     const sets = this.nameSets(mask, words);
     if (sets === undefined) return 0;
@@ -298,8 +298,8 @@ export class NameSplit {
     for (let w = 0; w < words; w++) {
       const bits = matching[w]! & a[w]! & b[w]! & c[w]! & d[w]!;
       if (bits === 0) continue;
-      if (visit === undefined) count += popcount32(bits);
-      else for (let rest = bits; rest !== 0; rest &= rest - 1) visit((w << 5) | (31 - Math.clz32(rest & -rest)));
+      if (visitor === undefined) count += popcount32(bits);
+      else for (let rest = bits; rest !== 0; rest &= rest - 1) visitor.one((w << 5) | (31 - Math.clz32(rest & -rest)));
     }
     return count;
   }

@@ -9,6 +9,19 @@ export interface RunLists {
   read: Int32Array;
 }
 
+/**
+ * How the threshold run scores the agents it meets (threshold.ts): one at a time, or many at once, which reads their
+ * impacts term by term so that the cache misses of far-apart agents overlap (`BlockScorer.scoreSlots`).
+ */
+export interface Visitor {
+  one(slot: number): void;
+  /** `slots[from, to)`, in that order. */
+  many(slots: Int32Array, from: number, to: number): void;
+}
+
+/** The agents one set read meets, scored together once it has read. */
+let met = new Int32Array(256);
+
 /** Postings a name set reads by itself at least, the first time (then twice as far each time). */
 const SET_READ_MIN = 256;
 
@@ -83,7 +96,7 @@ export class SetReads {
     scaled: Float64Array,
     wordBits: (Uint32Array | undefined)[],
     words: number,
-    visit: (slot: number) => void,
+    visitor: Visitor,
     visits: number,
   ): boolean {
     const { lists } = this;
@@ -131,6 +144,7 @@ export class SetReads {
     zeros = grownBits(zeros, words);
     const [a = zeros, b = zeros, c = zeros, d = zeros] = sets;
     const [wa = 0, wb = 0, wc = 0, wd = 0] = wants;
+    if (met.length < Math.min(visits, end - from)) met = new Int32Array(Math.min(visits, end - from));
     let left = visits;
     let i = from;
     if (sets.length <= 2) {
@@ -138,8 +152,7 @@ export class SetReads {
         const slot = slots[i++]!;
         const word = slot >>> 5;
         if ((((a[word]! ^ wa) | (b[word]! ^ wb)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
+          met[visits - left--] = slot;
         }
       }
     } else if (sets.length === 3) {
@@ -147,8 +160,7 @@ export class SetReads {
         const slot = slots[i++]!;
         const word = slot >>> 5;
         if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
+          met[visits - left--] = slot;
         }
       }
     } else {
@@ -157,11 +169,11 @@ export class SetReads {
         const slot = slots[i++]!;
         const word = slot >>> 5;
         if ((((a[word]! ^ wa) | (b[word]! ^ wb) | (c[word]! ^ wc) | (d[word]! ^ wd)) & (1 << (slot & 31))) === 0) {
-          visit(slot);
-          left--;
+          met[visits - left--] = slot;
         }
       }
     }
+    visitor.many(met, 0, visits - left);
     own[best] = i;
     return true;
   }

@@ -4,6 +4,7 @@ import type { BlockScorer } from './block-scorer';
 import { trustInTieOrder } from './impact-orders';
 import type { IndexStore } from './index-store';
 import { NAME_SPLIT, NameSplit, READ_ON } from './name-split';
+import type { Visitor } from './set-reads';
 import type { TopK } from './top-k';
 
 /**
@@ -35,8 +36,8 @@ import type { TopK } from './top-k';
  */
 export const THRESHOLD_BUDGET = { minimum: 4_096, share: 1 / 4 };
 
-/** Agents the last run read, whether it stopped inside a run of ties, whether it split by names (for tests and measurements). */
-export const thresholdStats = { visited: 0, inTies: false, byNames: false, setReads: 0, split: false };
+/** Agents the last run read, whether it stopped inside a run of ties, whether it split by names, runs of visits scored together (for tests and measurements). */
+export const thresholdStats = { visited: 0, inTies: false, byNames: false, setReads: 0, split: false, batches: 0 };
 
 /** Whether a run may stop inside a run of equal impacts (`stopsInTies`); off for A/B measurements. */
 export const TIE_ORDER = { enabled: true };
@@ -63,6 +64,42 @@ export function scoreOnce(slot: number, scorer: BlockScorer, matching: Uint32Arr
     else scorer.scoreBlock(slot >>> BLOCK_BITS, top, 1 << (slot & 31));
   }
 }
+
+/** Scratch of `visitMany`: the matching agents of a run of visits not seen before. */
+let unseen = new Int32Array(256);
+
+/** `scoreOnce` for each of `slots[from, to)`, the matching ones scored together (`BlockScorer.scoreSlots`): the same offers. */
+function visitMany(
+  slots: Int32Array,
+  from: number,
+  to: number,
+  scorer: BlockScorer,
+  matching: Uint32Array,
+  top: TopK,
+  seen: Uint32Array,
+  marked: number[],
+): void {
+  if (!SLOT_SCORER.enabled || to - from < BATCHED_VISITS.min) {
+    for (let i = from; i < to; i++) scoreOnce(slots[i]!, scorer, matching, top, seen, marked);
+    return;
+  }
+  thresholdStats.batches++;
+  if (unseen.length < to - from) unseen = new Int32Array(to - from);
+  let count = 0;
+  for (let i = from; i < to; i++) {
+    const slot = slots[i]!;
+    const word = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    if ((seen[word]! & bit) !== 0) continue;
+    seen[word] = seen[word]! | bit;
+    marked.push(slot);
+    if ((matching[word]! & bit) !== 0) unseen[count++] = slot;
+  }
+  scorer.scoreSlots(unseen, count, top, undefined);
+}
+
+/** Runs of at least `min` visits are scored together (`visitMany`); off (Infinity) for A/B measurements. */
+export const BATCHED_VISITS = { min: 4 };
 
 export function thresholdTopK(
   store: IndexStore,
@@ -108,6 +145,10 @@ export function thresholdTopK(
   const budget = marked.length + Math.max(THRESHOLD_BUDGET.minimum, store.baseSlotCount * THRESHOLD_BUDGET.share);
   if (rarePostings > budget - marked.length) return false;
   const visit = (slot: number): void => scoreOnce(slot, scorer, matching, top, seen, marked);
+  const visitor: Visitor = {
+    one: visit,
+    many: (slots, from, to) => visitMany(slots, from, to, scorer, matching, top, seen, marked),
+  };
   forEachNamed(store, nameKey, (slot) => {
     if (slot < store.baseSlotCount) visit(slot);
   });
@@ -115,6 +156,7 @@ export function thresholdTopK(
   const ties = TIE_ORDER.enabled && !store.tieOrderStale;
   thresholdStats.inTies = thresholdStats.byNames = false;
   thresholdStats.setReads = 0;
+  thresholdStats.batches = 0;
   if (ties) {
     for (const slot of store.trustAtCompaction.keys()) if (slot < store.baseSlotCount) visit(slot);
   }
@@ -134,7 +176,7 @@ export function thresholdTopK(
   const readUpTo = (e: number, count: number): void => {
     const slots = orderSlots[e]!;
     const end = Math.min(slots.length, read[e]! + count);
-    for (let i = read[e]!; i < end; i++) visit(slots[i]!);
+    visitor.many(slots, read[e]!, end);
     read[e] = end;
   };
   for (const e of rare) readUpTo(e, orderSlots[e]!.length);
@@ -183,7 +225,7 @@ export function thresholdTopK(
         ties ? readPastBar : undefined,
         top,
         matching,
-        visit,
+        visitor,
         Math.max(NAME_SPLIT.minAllowance, marked.length),
         Math.max(ADAPTIVE.chunk, Math.floor(marked.length / ADAPTIVE.chunkEvery)),
       )) === -1
