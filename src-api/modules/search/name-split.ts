@@ -287,7 +287,7 @@ export class NameSplit {
     return sets;
   }
 
-  /** How many matching base agents have each word of `mask` in their name; with `visit`, visits them. */
+  /** How many matching base agents have each word of `mask` in their name; with a visitor, visits them one by one. */
   private intersect(mask: number, matching: Uint32Array, visitor?: Visitor): number {
     const words = (this.store.baseSlotCount + 31) >>> 5;
     const sets = this.nameSets(mask, words);
