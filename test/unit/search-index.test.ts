@@ -90,11 +90,12 @@ describe('text', () => {
       const b = next(2) === 0 ? word(next(41)) : a.slice(0, next(a.length + 1)) + word(next(3)) + a.slice(next(a.length + 1));
       const max = next(5);
       const expected = boundedEditDistance(a, b, max);
-      expect(new EditDistancePattern(a).distance(b, max), `${a} / ${b} / ${max}`).toBe(expected);
+      const codes = (text: string) => Uint16Array.from(text, (c) => c.charCodeAt(0));
+      expect(new EditDistancePattern(a).distance(codes(b), 0, b.length, max), `${a} / ${b} / ${max}`).toBe(expected);
       // As a typo lookup reads it: the word's code units amid others' (a letter's terms, one after another).
       const before = word(next(5));
-      const chars = Uint16Array.from(before + b + word(next(5)), (c) => c.charCodeAt(0));
-      expect(new EditDistancePattern(a).distanceTo(chars, before.length, b.length, max), `${a} / ${b} at ${before.length}`).toBe(expected);
+      const chars = codes(before + b + word(next(5)));
+      expect(new EditDistancePattern(a).distance(chars, before.length, b.length, max), `${a} / ${b} at ${before.length}`).toBe(expected);
     }
   });
 

@@ -27,18 +27,12 @@ export class EditDistancePattern {
     }
   }
 
-  /** The distance from the word to `other`, or `max + 1` when it is more than `max`. */
-  distance(other: string, max: number): number {
-    const codes = new Uint16Array(other.length);
-    for (let i = 0; i < other.length; i++) codes[i] = other.charCodeAt(i);
-    return this.distanceTo(codes, 0, codes.length, max);
-  }
-
   /**
-   * As `distance`, to the word whose code units are `chars[from, from + n)`: a typo lookup keeps each letter's terms
-   * in one array (typo-index.ts), so checking hundreds of them reads neighbouring memory, not a string each.
+   * The distance from the word to the word whose code units are `chars[from, from + n)`, or `max + 1` when it is
+   * more than `max`. A typo lookup keeps each letter's terms in one array (typo-index.ts), so checking hundreds of
+   * them reads neighbouring memory, not a string each.
    */
-  distanceTo(chars: Uint16Array, from: number, n: number, max: number): number {
+  distance(chars: Uint16Array, from: number, n: number, max: number): number {
     const m = this.word.length;
     if (Math.abs(m - n) > max) return max + 1;
     if (m === 0 || m > MAX_PATTERN_LENGTH) {

@@ -223,7 +223,7 @@ export class TypoIndex {
       const allowed = allowance(length, lengths[rank]!);
       // One edit changes at most two letters of the set (a swap none): a larger difference is more than `allowed` edits.
       if (popcount32(letters ^ letterSets[rank]!) > 2 * allowed) continue;
-      const distance = pattern.distanceTo(chars, charStarts[rank]!, lengths[rank]!, allowed);
+      const distance = pattern.distance(chars, charStarts[rank]!, lengths[rank]!, allowed);
       if (distance <= allowed) {
         const shared = Math.min(255, (marks[rank]! & MARK_COUNT) + 1);
         matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + gramCounts[rank]!) });
