@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type FieldError } from '../errors';
+import { drainUnreadBody } from './unread-body';
 
 /** The body of every error response (RFC 9457). */
 export interface Problem {
@@ -88,6 +89,7 @@ function safeClientMessage(message: string | undefined, fallback: string): strin
 }
 
 export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
+  drainUnreadBody(reply);
   return reply.status(body.status).type('application/problem+json; charset=utf-8').send(body);
 }
 

@@ -5,6 +5,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { TransportConfig, TrustProxy } from '../config';
 import { AppError } from '../errors';
 import { problem, sendProblem } from './problem';
+import { isAnsweredWhileDraining } from './unread-body';
 
 /**
  * What the HTTP layer does before any route runs: socket deadlines and header
@@ -60,7 +61,8 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     title: 'Bad request',
     detail: 'The request is not valid HTTP/1.1',
   };
-  if (socket.writable) {
+  // A request answered early (a 413 before its body) has had its one answer; a late body only closes the socket.
+  if (socket.writable && !isAnsweredWhileDraining(socket)) {
     const body = JSON.stringify(problem(known.status, known.code, known.title, known.detail));
     socket.write(
       `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status]}\r\n` +

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portOf, rawExchange } from '../helpers/raw-http';
+import { portOf, rawExchange, uploadExchange } from '../helpers/raw-http';
 import { tableCounts } from '../helpers/store-rows';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
 
@@ -103,6 +103,73 @@ describe('slow and oversized requests', () => {
     expect(exchange.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_500);
     for (const status of exchange.statuses) expect(status).toBe(408);
     expect(await tableCounts(server.services.store)).toEqual(before);
+  });
+
+  describe('an answer given while the body is still arriving', () => {
+    // A client that uploads without waiting (curl, urllib) must get the answer, not a reset on its send:
+    // the server reads and drops the rest of the body (docs/api.md, "Bad input").
+    const overLimit = 1_100_000;
+    const searchHead = (framing: string, extra = '') =>
+      `POST /api/v1/agents/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${extra}${framing}\r\n`;
+    const health = get('/health', 'Host: localhost\r\nConnection: close\r\n');
+
+    for (const chunked of [false, true]) {
+      const framing = chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${overLimit}\r\n`;
+      it(`answers a ${chunked ? 'chunked' : 'Content-Length'} body over 1 MiB 413, takes all of it, then serves the next request`, async () => {
+        const exchange = await uploadExchange(port, searchHead(framing), { bodyBytes: overLimit, chunked, after: health });
+        expect(exchange.socketError).toBeNull();
+        expect(exchange.sentBytes).toBe(overLimit);
+        expect(exchange.statuses).toEqual([413, 200]);
+        expect(exchange.data).toContain('"code":"payload_too_large"');
+        expect(exchange.serverEnded).toBe(true);
+      });
+    }
+
+    it('half-closes after the 413 when the client asked to close, and still takes the whole upload', async () => {
+      const exchange = await uploadExchange(port, searchHead(`Content-Length: ${overLimit}\r\n`, 'Connection: close\r\n'), {
+        bodyBytes: overLimit,
+      });
+      expect(exchange.socketError).toBeNull();
+      expect(exchange.sentBytes).toBe(overLimit);
+      expect(exchange.statuses).toEqual([413]);
+      expect(exchange.serverEnded).toBe(true);
+    });
+
+    it('answers an unknown API key 401 from the headers and takes the slow body after it, writing nothing', async () => {
+      const before = await tableCounts(server.services.store);
+      const bodyBytes = 512 * 1024;
+      const head =
+        `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ad_live_unknown\r\n` +
+        `Content-Type: application/json\r\nConnection: close\r\nContent-Length: ${bodyBytes}\r\n\r\n`;
+      const exchange = await uploadExchange(port, head, { bodyBytes, pieceBytes: 32 * 1024, gapMs: 20 });
+      expect(exchange.socketError).toBeNull();
+      expect(exchange.sentBytes).toBe(bodyBytes);
+      expect(exchange.statuses).toEqual([401]);
+      expect(await tableCounts(server.services.store)).toEqual(before);
+    });
+
+    it('closes an upload that stalls after its 413 at the request deadline, without a second answer', async () => {
+      const exchange = await uploadExchange(port, searchHead(`Content-Length: ${overLimit}\r\n`), {
+        bodyBytes: overLimit,
+        stallAfterBytes: 128 * 1024,
+        waitMs: REQUEST_TIMEOUT_MS + 3_000,
+      });
+      expect(exchange.closed).toBe(true);
+      expect(exchange.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_500);
+      expect(exchange.statuses).toEqual([413]);
+    });
+
+    it('cuts an upload that goes on past 16 MiB after its 413', async () => {
+      const bodyBytes = 64 * 1024 * 1024;
+      const exchange = await uploadExchange(port, searchHead(`Content-Length: ${bodyBytes}\r\n`), {
+        bodyBytes,
+        pieceBytes: 1024 * 1024,
+        gapMs: 0,
+      });
+      expect(exchange.statuses).toEqual([413]);
+      expect(exchange.closed).toBe(true);
+      expect(exchange.sentBytes).toBeLessThan(bodyBytes);
+    });
   });
 
   it('answers 408 to headers that never finish, within the header deadline', async () => {
