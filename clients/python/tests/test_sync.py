@@ -53,7 +53,9 @@ class SyncMirrorTest(unittest.TestCase):
     def setUp(self) -> None:
         assert SERVER is not None
         self.client = AgentDirectory(SERVER.base_url)
-        self.path = os.path.join(tempfile.mkdtemp(prefix="agentdir-pymirror-"), "mirror.json")
+        mirror_dir = tempfile.TemporaryDirectory(prefix="agentdir-pymirror-")
+        self.addCleanup(mirror_dir.cleanup)
+        self.path = os.path.join(mirror_dir.name, "mirror.json")
 
     def listed(self) -> Dict[str, Any]:
         # The public list, as raw JSON, every page.
