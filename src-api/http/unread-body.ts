@@ -45,9 +45,11 @@ function drainRestOfBody(request: FastifyRequest, reply: FastifyReply): void {
   const socket = request.raw.socket;
   lingerOnClose(socket);
   answeredWhileDraining.add(socket);
-  // Node stops watching the request deadline once the request is answered, so the drain keeps it itself.
-  const deadline = setTimeout(() => socket.destroy(), Math.max(0, reply.server.server.requestTimeout - reply.elapsedTime));
-  deadline.unref();
+  // Node stops watching the request deadline once the request is answered, so the drain keeps it itself
+  // (0 is Node's "no deadline"; the drain limit still bounds the bytes).
+  const { requestTimeout } = reply.server.server;
+  const deadline = requestTimeout > 0 ? setTimeout(() => socket.destroy(), Math.max(0, requestTimeout - reply.elapsedTime)) : undefined;
+  deadline?.unref();
   const stop = () => {
     clearTimeout(deadline);
     answeredWhileDraining.delete(socket);

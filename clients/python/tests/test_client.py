@@ -272,6 +272,16 @@ class ReviewsTest(unittest.TestCase):
         self.assertIn("/rating", [e.pointer for e in error.errors])
         self.assertTrue(all(e.detail for e in error.errors))
 
+    def test_body_over_one_mib_is_a_413_not_a_reset(self) -> None:
+        # The server answers from the headers while urllib is still sending; it reads the rest, so the
+        # client gets the problem details rather than a broken pipe.
+        agent = some_agents(1)[0]
+        for _ in range(3):
+            with self.assertRaises(AgentDirectoryError) as caught:
+                client().add_review(agent.id, 5, comment="a" * (4 * 1024 * 1024))
+            self.assertEqual(caught.exception.status, 413)
+            self.assertEqual(caught.exception.code, "payload_too_large")
+
     def test_review_of_unknown_agent_is_404(self) -> None:
         with self.assertRaises(NotFound):
             client().add_review("no-such-agent-" + uuid.uuid4().hex[:8], 4)
