@@ -21,21 +21,8 @@ export function rawExchange(
   { waitMs = 5_000, gapMs = 0 }: { waitMs?: number; gapMs?: number } = {},
 ): Promise<RawExchange> {
   return new Promise((resolve) => {
-    const started = Date.now();
     const socket = net.connect(port, '127.0.0.1');
-    const received: Buffer[] = [];
-    let finished = false;
-    const finish = (closed: boolean) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      socket.destroy();
-      const data = Buffer.concat(received).toString('latin1');
-      const statuses = [...data.matchAll(/HTTP\/1\.[01] (\d{3}) [A-Z]/g)].map((match) => Number(match[1]));
-      resolve({ data, closed, elapsedMs: Date.now() - started, statuses });
-    };
-    const timer = setTimeout(() => finish(false), waitMs);
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const finish = recordExchange(socket, waitMs, resolve);
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
     socket.on('connect', async () => {
@@ -46,6 +33,28 @@ export function rawExchange(
       }
     });
   });
+}
+
+/**
+ * Keeps what the server sends on `socket`; the returned `finish(closed)` (which `waitMs` calls with false)
+ * stops once, destroys the socket and hands the exchange to `done`.
+ */
+function recordExchange(socket: net.Socket, waitMs: number, done: (exchange: RawExchange) => void): (closed: boolean) => void {
+  const started = Date.now();
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  let finished = false;
+  const finish = (closed: boolean) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    socket.destroy();
+    const data = Buffer.concat(received).toString('latin1');
+    const statuses = [...data.matchAll(/HTTP\/1\.[01] (\d{3}) [A-Z]/g)].map((match) => Number(match[1]));
+    done({ data, closed, elapsedMs: Date.now() - started, statuses });
+  };
+  const timer = setTimeout(() => finish(false), waitMs);
+  return finish;
 }
 
 export function portOf(origin: string): number {
@@ -90,24 +99,11 @@ export function uploadExchange(
   },
 ): Promise<UploadExchange> {
   return new Promise((resolve) => {
-    const started = Date.now();
     const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
-    const received: Buffer[] = [];
     let sentBytes = 0;
     let socketError: string | null = null;
     let serverEnded = false;
-    let finished = false;
-    const finish = (closed: boolean) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      socket.destroy();
-      const data = Buffer.concat(received).toString('latin1');
-      const statuses = [...data.matchAll(/HTTP\/1\.[01] (\d{3}) [A-Z]/g)].map((match) => Number(match[1]));
-      resolve({ data, closed, elapsedMs: Date.now() - started, statuses, sentBytes, socketError, serverEnded });
-    };
-    const timer = setTimeout(() => finish(false), waitMs);
-    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const finish = recordExchange(socket, waitMs, (exchange) => resolve({ ...exchange, sentBytes, socketError, serverEnded }));
     // Over once the server has said all it will and the upload has gone as far as it goes: a server that
     // half-closes after its answer must still take the rest of the upload without a reset.
     let uploadOver = false;
