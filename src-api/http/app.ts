@@ -30,6 +30,7 @@ import {
   transportServerOptions,
   trustProxyOption,
 } from './transport';
+import { installExpectContinue } from './unread-body';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -90,6 +91,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   // Before any route is added: the method index behind 405s is fed by onRoute.
   const methodIndex = createMethodIndex();
   installMethodHandling(app, methodIndex);
+  installExpectContinue(app, BODY_LIMIT_BYTES);
   const openApiRoutes = createOpenApiRouteInfo();
   app.addHook('onRoute', (route) => openApiRoutes.add(route));
   // Before any route, so that its onResponse hook counts them all.

@@ -159,6 +159,24 @@ describe('slow and oversized requests', () => {
       expect(exchange.statuses).toEqual([413]);
     });
 
+    it('tells a client that asks first (Expect: 100-continue) 413 in place of 100 Continue, so it sends no body', async () => {
+      const exchange = await rawExchange(port, searchHead(`Content-Length: ${overLimit}\r\n`, 'Expect: 100-continue\r\n'), {
+        waitMs: 1_000,
+      });
+      expect(exchange.statuses).toEqual([413]);
+      expect(exchange.data).toContain('"code":"payload_too_large"');
+    });
+
+    it('still sends 100 Continue to a client that asks first with a body within the limit, then answers it', async () => {
+      const body = '{"query":"socket"}';
+      const exchange = await rawExchange(
+        port,
+        [searchHead(`Content-Length: ${body.length}\r\n`, 'Expect: 100-continue\r\nConnection: close\r\n'), body],
+        { gapMs: 300 },
+      );
+      expect(exchange.statuses).toEqual([100, 200]);
+    });
+
     it('cuts an upload that goes on past 16 MiB after its 413', async () => {
       const bodyBytes = 64 * 1024 * 1024;
       const exchange = await uploadExchange(port, searchHead(`Content-Length: ${bodyBytes}\r\n`), {
