@@ -14,18 +14,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * upload, a byte limit a fast one.
  */
 
-/**
- * A client that asks before it uploads (`Expect: 100-continue`, as curl does past 1 MiB) is told 413 in
- * place of 100 Continue when its Content-Length is over the limit, and so never sends the body; every
- * other such request gets its 100 Continue, as Node sends it when nobody listens for `checkContinue`.
- */
-export function installExpectContinue(app: FastifyInstance, bodyLimitBytes: number): void {
-  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
-    if (!(Number(request.headers['content-length']) > bodyLimitBytes)) response.writeContinue();
-    app.routing(request, response);
-  });
-}
-
 /** Past this much dropped body the socket is cut: a client's honest mistake (a file posted by error) is smaller. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
@@ -66,6 +54,8 @@ function drainRestOfBody(request: FastifyRequest, reply: FastifyReply): void {
   const stop = () => {
     clearTimeout(deadline);
     answeredWhileDraining.delete(socket);
+    // A keep-alive socket may drain many requests: it keeps no listener of one that is over.
+    socket.off('close', stop);
   };
   request.raw.once('end', stop);
   socket.once('close', stop);
@@ -86,4 +76,16 @@ function lingerOnClose(socket: Socket): void {
   socket.destroySoon = () => {
     if (socket.writable) socket.end();
   };
+}
+
+/**
+ * A client that asks before it uploads (`Expect: 100-continue`, as curl does past 1 MiB) is told 413 in
+ * place of 100 Continue when its Content-Length is over the limit, and so never sends the body; every
+ * other such request gets its 100 Continue, as Node sends it when nobody listens for `checkContinue`.
+ */
+export function installExpectContinue(app: FastifyInstance, bodyLimitBytes: number): void {
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (!(Number(request.headers['content-length']) > bodyLimitBytes)) response.writeContinue();
+    app.routing(request, response);
+  });
 }

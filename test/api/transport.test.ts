@@ -148,6 +148,25 @@ describe('slow and oversized requests', () => {
       expect(await tableCounts(server.services.store)).toEqual(before);
     });
 
+    it('answers twelve early 401s with bodies on one keep-alive connection, keeping no listener of each', async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.name);
+      process.on('warning', onWarning);
+      try {
+        const request = (last: boolean) =>
+          `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer adk_unknown\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${reviewBody.length}\r\n${last ? 'Connection: close\r\n' : ''}\r\n${reviewBody}`;
+        const requests = Array.from({ length: 12 }, (_, i) => request(i === 11));
+        const exchange = await rawExchange(port, requests, { gapMs: 20 });
+        expect(exchange.statuses).toEqual(Array(12).fill(401));
+        expect(exchange.closed).toBe(true);
+        await new Promise((wait) => setImmediate(wait));
+        expect(warnings).not.toContain('MaxListenersExceededWarning');
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+
     it('closes an upload that stalls after its 413 at the request deadline, without a second answer', async () => {
       const exchange = await uploadExchange(port, searchHead(`Content-Length: ${overLimit}\r\n`), {
         bodyBytes: overLimit,
