@@ -61,7 +61,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     title: 'Bad request',
     detail: 'The request is not valid HTTP/1.1',
   };
-  // A request answered early (a 413 before its body) has had its one answer; a late body only closes the socket.
+  // A request answered early (a 413 before its body) has had its one answer: broken framing in the rest only closes the socket.
   if (socket.writable && !isAnsweredWhileDraining(socket)) {
     const body = JSON.stringify(problem(known.status, known.code, known.title, known.detail));
     socket.write(

@@ -178,6 +178,16 @@ describe('slow and oversized requests', () => {
       expect(exchange.statuses).toEqual([413]);
     });
 
+    it('closes, without a second answer, a chunked body whose framing breaks after its 413', async () => {
+      const piece = 'a'.repeat(overLimit);
+      const framed = `${piece.length.toString(16)}\r\n${piece}\r\n`;
+      const exchange = await rawExchange(port, [searchHead('Transfer-Encoding: chunked\r\n'), framed, 'not a chunk size\r\n\r\n'], {
+        gapMs: 100,
+      });
+      expect(exchange.statuses).toEqual([413]);
+      expect(exchange.closed).toBe(true);
+    });
+
     it('tells a client that asks first (Expect: 100-continue) 413 in place of 100 Continue, so it sends no body', async () => {
       const exchange = await rawExchange(port, searchHead(`Content-Length: ${overLimit}\r\n`, 'Expect: 100-continue\r\n'), {
         waitMs: 1_000,
