@@ -69,8 +69,9 @@ export async function measureInProcess(
   const run = async (s: (typeof searches)[number]) =>
     services.search.search({ query: s.q, limit: 20, type: s.type as never, min_trust: s.min_trust, capabilities: s.capabilities });
   // Warmed as the server warms itself at start (src-api/server.ts): the index, then the profile cache filled with
-  // serialized profiles (up to its size). The load phases measure the server only once it reports that work done (idle), so the serial
-  // figures start from the same state; cold profile reads took the in-process p99 of filtered POST to 6-9 ms at 100,000.
+  // serialized profiles (up to its size). The load phases measure the server only once it reports that work done
+  // (idle), so the serial figures start from the same state; cold profile reads took the in-process p99 of filtered
+  // POST to 6-9 ms at 100,000.
   await new Promise<void>((resolve, reject) => services.search.warmUp({ onDone: resolve, onError: reject }));
   await new Promise<void>((resolve, reject) => services.agents.warmUpProfiles({ onDone: resolve, onError: reject }));
   const timings: number[] = [];

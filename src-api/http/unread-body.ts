@@ -22,7 +22,7 @@ const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
  * answers to a request whose body has all arrived are untouched.
  */
 export function drainUnreadBody(reply: FastifyReply): void {
-  if (bodyStillArriving(reply.request)) drainRestOfBody(reply.request, reply);
+  if (bodyStillArriving(reply.request)) drainRestOfBody(reply);
 }
 
 /** An answer given from the headers alone can come before Node has marked even an empty request complete. */
@@ -40,7 +40,8 @@ export function isAnsweredWhileDraining(socket: Socket): boolean {
   return answeredWhileDraining.has(socket);
 }
 
-function drainRestOfBody(request: FastifyRequest, reply: FastifyReply): void {
+function drainRestOfBody(reply: FastifyReply): void {
+  const { request } = reply;
   // Fastify asks for a close after a body error "as the client may send more data"; the drain reads that data.
   if (reply.getHeader('connection') === 'close') reply.removeHeader('connection');
   const socket = request.raw.socket;

@@ -139,7 +139,7 @@ describe('slow and oversized requests', () => {
       const before = await tableCounts(server.services.store);
       const bodyBytes = 512 * 1024;
       const head =
-        `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ad_live_unknown\r\n` +
+        `POST /api/v1/agents/${agentId}/reviews HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer adk_unknown\r\n` +
         `Content-Type: application/json\r\nConnection: close\r\nContent-Length: ${bodyBytes}\r\n\r\n`;
       const exchange = await uploadExchange(port, head, { bodyBytes, pieceBytes: 32 * 1024, gapMs: 20 });
       expect(exchange.socketError).toBeNull();
