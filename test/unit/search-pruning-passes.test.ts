@@ -323,7 +323,7 @@ describe('a filtered query that lists its few matches', () => {
     const termIds = expander
       .expand(parseQuery('agent', 1).terms[0]!, true)
       .terms.map(({ termId }) => termId)
-      .filter((termId) => store.impactColumns[termId] !== undefined);
+      .filter((termId) => store.impactColumn(termId) !== undefined);
     expect(termIds.length).toBe(2);
     // Each column counts the slots read from it.
     const reads = new Map<number, number>();

@@ -75,7 +75,7 @@ export class BlockScorer {
     });
     this.termIds = Int32Array.from(termIds);
     this.scaled = Float64Array.from(scaled);
-    this.columns = termIds.map((termId) => store.impactColumns[termId]);
+    this.columns = termIds.map((termId) => store.impactColumn(termId));
     this.starts = termIds.map((termId) => store.blockStarts[termId]);
     this.gates = termIds.map((termId, e) => {
       const t = this.wordEnds.findIndex((end) => end > e);
@@ -120,7 +120,7 @@ export class BlockScorer {
     const bits = (beyond >= BLOCK_SIZE ? this.matching[block]! : this.matching[block]! & ((1 << beyond) - 1)) & only;
     if (bits === 0) return;
     const to = from + BLOCK_SIZE;
-    const { baseSlots, baseImpacts, baseOffsets, blockStarts, impactColumns } = store;
+    const { baseSlots, baseImpacts, baseOffsets, blockStarts } = store;
     const { termIds, scaled, wordEnds } = this;
     const { blockBest: best, blockSums: sums, blockMasks: masks } = this.local;
     let e = 0;
@@ -129,7 +129,7 @@ export class BlockScorer {
       for (; e < wordEnd; e++) {
         const termId = termIds[e]!;
         const weight = scaled[e]!;
-        const column = impactColumns[termId];
+        const column = this.columns[e];
         if (column !== undefined) {
           // One load per matching agent: the same impact, so the same float operations as the walk below.
           for (let rest = bits; rest !== 0; rest &= rest - 1) {

@@ -171,8 +171,13 @@ export class IndexStore {
    * ranking's last tie-break as an integer compare. Tail slots have none: their ids are compared as strings.
    */
   idRanks = new Int32Array(0);
-  /** Per very frequent term, its impact at each base slot (0 = no posting). */
+  /**
+   * Per very frequent term, its impact at each base slot (0 = no posting), made on the term's first query
+   * (`impactColumn`): only the frequent terms people search for cost their 2 bytes a slot.
+   */
   impactColumns: (Uint16Array | undefined)[] = [];
+  /** Base postings from which a term has an impact column (set by each compaction). */
+  columnMinimum = Infinity;
   /** Exact-name lookup: bucket → slot + 1 of the newest entry, and each slot's next entry (0 = none). */
   nameHeads = new Int32Array(1024);
   nameNext = new Int32Array(0);
@@ -200,6 +205,22 @@ export class IndexStore {
 
   documentFrequencyOf(termId: number): number {
     return this.documentFrequency[termId] ?? 0;
+  }
+
+  /**
+   * The term's impact column, made from its base postings the first time a query asks (they change only at the
+   * next compaction, which drops the columns); undefined for a term with fewer than `columnMinimum` postings.
+   */
+  impactColumn(termId: number): Uint16Array | undefined {
+    const made = this.impactColumns[termId];
+    if (made !== undefined || termId >= this.baseTermCount) return made;
+    const start = this.baseOffsets[termId]!;
+    const end = this.baseOffsets[termId + 1]!;
+    if (end - start < this.columnMinimum) return undefined;
+    const column = new Uint16Array(this.baseSlotCount);
+    for (let p = start; p < end; p++) column[this.baseSlots[p]!] = this.baseImpacts[p]!;
+    this.impactColumns[termId] = column;
+    return column;
   }
 
   internTag(kind: number, key: string): number {
