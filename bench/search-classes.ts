@@ -4,9 +4,9 @@
  * For A/B work on the retrieval side: `--ab` alternates rounds with the switches in `TOGGLES` on and off
  * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings; `--ab-names`: only the name split of
  * name-split.ts; `--ab-fused`: only the one-pass matching bits of matching-bits.ts; `--ab-collect`: only name-split.ts's one-pass count
- * and cover of a name set).
+ * and cover of a name set; `--ab-fill`: only threshold.ts's bigger steps in step, ADAPTIVE.fill).
  *
- *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect]
+ *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect | --ab-fill]
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
@@ -31,7 +31,8 @@ const abIdRanks = process.argv.includes('--ab-id-ranks');
 const abNames = process.argv.includes('--ab-names');
 const abFused = process.argv.includes('--ab-fused');
 const abCollect = process.argv.includes('--ab-collect');
-const ab = abIdRanks || abNames || abFused || abCollect || process.argv.includes('--ab');
+const abFill = process.argv.includes('--ab-fill');
+const ab = abIdRanks || abNames || abFused || abCollect || abFill || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 // From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
 NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
@@ -88,7 +89,15 @@ const TOGGLES: { enabled: boolean }[] = abIdRanks
       ? [FUSED]
       : abCollect
         ? [COLLECT]
-        : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+        : abFill
+          ? [
+              {
+                set enabled(on: boolean) {
+                  ADAPTIVE.fill = on;
+                },
+              },
+            ]
+          : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {

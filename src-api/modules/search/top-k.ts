@@ -31,6 +31,11 @@ export class TopK {
     return this.slots.length;
   }
 
+  /** Entries still missing before the heap is full. */
+  get missing(): number {
+    return Math.max(0, this.k - this.slots.length);
+  }
+
   /** True when the heap holds k entries: then `worstScore` is the bar a newcomer must clear (or tie and win on trust, id). */
   get full(): boolean {
     return this.k > 0 && this.slots.length >= this.k;
