@@ -363,3 +363,37 @@ describe('a filtered query that lists its few matches', () => {
     }
   });
 });
+
+describe('impact columns', () => {
+  it('are made for a frequent term on its first query, hold its impacts, and go with the next compaction', () => {
+    const index = new SearchIndex();
+    for (const agent of corpus(21, 8_000)) index.apply(agent);
+    index.compact();
+    const { store, expander } = index as unknown as { store: IndexStore; expander: QueryExpander };
+    const made = () => store.impactColumns.flatMap((column, termId) => (column === undefined ? [] : [termId]));
+    const termsOf = (word: string) => expander.expand(parseQuery(word, 1).terms[0]!, true).terms.map(({ termId }) => termId);
+    expect(made()).toEqual([]);
+
+    expect(index.search('agent data', 20, {}, 'pruned')).toEqual(index.search('agent data', 20, {}, 'exhaustive'));
+    const columns = made();
+    expect(columns.length).toBeGreaterThan(0);
+    for (const termId of columns) {
+      expect([...termsOf('agent'), ...termsOf('data')]).toContain(termId);
+      const column = store.impactColumns[termId]!;
+      let postings = 0;
+      for (let p = store.baseOffsets[termId]!; p < store.baseOffsets[termId + 1]!; p++, postings++) {
+        expect(column[store.baseSlots[p]!]).toBe(store.baseImpacts[p]);
+      }
+      // Every other slot reads 0 (no posting).
+      expect(column.filter((impact) => impact !== 0).length).toBe(postings);
+    }
+    // A word as frequent that no query used has none until asked.
+    for (const termId of termsOf('workflow')) expect(store.impactColumns[termId]).toBeUndefined();
+    expect(termsOf('workflow').some((termId) => store.impactColumn(termId) !== undefined)).toBe(true);
+
+    index.apply({ ...corpus(21, 1)[0]!, description: 'agent data workflow' });
+    index.compact();
+    expect(made()).toEqual([]);
+    expect(index.search('agent data', 20, {}, 'pruned')).toEqual(index.search('agent data', 20, {}, 'exhaustive'));
+  });
+});

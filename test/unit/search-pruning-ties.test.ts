@@ -5,7 +5,7 @@ import { TIE_EXCEPTIONS_MAX } from '../../src-api/modules/search/impact-orders';
 import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { SWEEP } from '../../src-api/modules/search/sweep';
-import { SLOT_SCORER, thresholdStats, TIE_ORDER } from '../../src-api/modules/search/threshold';
+import { ADAPTIVE, SLOT_SCORER, thresholdStats, TIE_ORDER } from '../../src-api/modules/search/threshold';
 import { ID_RANKS } from '../../src-api/modules/search/top-k';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { seededRandom } from '../../src-api/lib/seeded-random';
@@ -100,6 +100,31 @@ describe('pruned top-k on long runs of equal scores', () => {
       // The threshold algorithm finished some queries inside runs of ties (else this would not test it).
       if (on) expect(outcomes['in ties'], JSON.stringify(outcomes)).toBeGreaterThan(0);
     }
+  });
+
+  it('reads in bigger steps while no word can be ruled out (ADAPTIVE.fill): the same hits in fewer rounds of bounds', () => {
+    onTestFinished(() => {
+      ADAPTIVE.fill = true;
+    });
+    const index = new SearchIndex();
+    for (const agent of corpus(7, 12_000)) index.apply(agent);
+    index.compact();
+    const rounds = { on: 0, off: 0 };
+    for (const fill of [true, false]) {
+      ADAPTIVE.fill = fill;
+      const r = random(41);
+      for (let i = 0; i < 60; i++) {
+        const q = r.sample(COMMON, 2).join(' ');
+        const limit = r.pick([5, 20, 50]);
+        const context = JSON.stringify({ fill, q, limit });
+        const pruned = index.search(q, limit, {}, 'pruned');
+        expect(pruningStats.threshold, context).toBe('done');
+        rounds[fill ? 'on' : 'off'] += thresholdStats.rounds;
+        expect(pruned, context).toEqual(index.search(q, limit, {}, 'exhaustive'));
+      }
+    }
+    // One posting a list a round: 84 rounds a query here (5,045 in all), 15 with the bigger steps (928).
+    expect(rounds.on, JSON.stringify(rounds)).toBeLessThan(rounds.off / 2);
   });
 
   it('stays exact when trust scores change in place after compaction, a few (exceptions) or many (tie order stale)', () => {
