@@ -50,8 +50,9 @@ export const TIE_ORDER = { enabled: true };
  * spend fewer rounds bounding and choosing (at 100,000 agents, 702 µs a query with fixed steps of 1 and 32).
  * `fill` (off for A/B): in step, a list reads as many postings as the heap lacks hits until it is full, then
  * `fullStep`, not one. Two common words took 98 rounds a query one posting at a time, 20 so; at 100,000 agents
- * (bench/search-classes.ts --ab-fill, CPU time, medians of 12 alternating rounds) one common word 17.2 -> 15.4 µs,
- * two 70.8 -> 57.4, three 101.6 -> 99.0 (the same hits: reading more never changes them, only when the run stops).
+ * (bench/search-classes.ts --ab-fill, CPU time, best of 6 alternating rounds) one common word 19 -> 17 µs, two
+ * 67 -> 54, the other classes unchanged within the noise (the same hits: reading more never changes them, only
+ * when the run stops).
  */
 export const ADAPTIVE = { enabled: true, chunk: 32, chunkEvery: 16, stepEvery: 256, fill: true, fullStep: 16 };
 
@@ -248,10 +249,11 @@ export function thresholdTopK(
     // scorer costs less.
     else if (marked.length > budget) result = false;
     else if (!top.full || !ADAPTIVE.enabled || !readCheapestWord((key - top.worstScore) * termCount)) {
-      // In step: until the heap is full, as many postings a list as it lacks hits; once full (no word's bound can
-      // drop below the bar within its impact-ordered prefix), `fullStep`. A round computes every bound again, which
-      // costs more than the few extra agents read (see ADAPTIVE).
-      const least = !ADAPTIVE.enabled || !ADAPTIVE.fill ? 1 : top.full ? ADAPTIVE.fullStep : top.missing;
+      // In step: until the heap is full, as many postings a list as it lacks hits (at most 100: runs are tried for
+      // pages of up to THRESHOLD.maxLimit hits); once full (no word's bound can drop below the bar within its
+      // impact-ordered prefix), `fullStep`. A round computes every bound again, which costs more than the few
+      // extra agents read (see ADAPTIVE).
+      const least = ADAPTIVE.enabled && ADAPTIVE.fill ? Math.max(1, top.full ? ADAPTIVE.fullStep : top.missing) : 1;
       const step = Math.max(least, Math.floor(marked.length / ADAPTIVE.stepEvery));
       for (let e = 0; e < lists; e++) readUpTo(e, step);
     }
