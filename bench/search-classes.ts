@@ -4,14 +4,16 @@
  * For A/B work on the retrieval side: `--ab` alternates rounds with the switches in `TOGGLES` on and off
  * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings; `--ab-names`: only the name split of
  * name-split.ts; `--ab-fused`: only the one-pass matching bits of matching-bits.ts; `--ab-collect`: only name-split.ts's one-pass count
- * and cover of a name set; `--ab-fill`: only threshold.ts's bigger steps in step, ADAPTIVE.fill).
+ * and cover of a name set; `--ab-fill`: only threshold.ts's bigger steps in step, ADAPTIVE.fill; `--ab-cuts`: only
+ * set-reads.ts's orders cut to a name word's agents, RESTRICTED_ORDERS).
  *
- *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect | --ab-fill]
+ *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect | --ab-fill | --ab-cuts]
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
 import { performance } from 'node:perf_hooks';
 import { FUSED } from '../src-api/modules/search/matching-bits';
+import { RESTRICTED_ORDERS } from '../src-api/modules/search/index-store';
 import { pruningStats } from '../src-api/modules/search/pruned';
 import { ID_RANKS } from '../src-api/modules/search/top-k';
 
@@ -32,7 +34,8 @@ const abNames = process.argv.includes('--ab-names');
 const abFused = process.argv.includes('--ab-fused');
 const abCollect = process.argv.includes('--ab-collect');
 const abFill = process.argv.includes('--ab-fill');
-const ab = abIdRanks || abNames || abFused || abCollect || abFill || process.argv.includes('--ab');
+const abCuts = process.argv.includes('--ab-cuts');
+const ab = abIdRanks || abNames || abFused || abCollect || abFill || abCuts || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 // From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
 NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
@@ -97,7 +100,9 @@ const TOGGLES: { enabled: boolean }[] = abIdRanks
                 },
               },
             ]
-          : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+          : abCuts
+            ? [RESTRICTED_ORDERS]
+            : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {

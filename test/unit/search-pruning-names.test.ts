@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
 import { COLLECT, collectStats, NAME_SPLIT } from '../../src-api/modules/search/name-split';
 import { IMPACT_ORDER } from '../../src-api/modules/search/impact-orders';
-import type { IndexStore } from '../../src-api/modules/search/index-store';
+import { RESTRICTED_ORDERS, type IndexStore } from '../../src-api/modules/search/index-store';
+import { setReadStats } from '../../src-api/modules/search/set-reads';
 import { hasBit } from '../../src-api/modules/search/bitsets';
 import { pruningStats } from '../../src-api/modules/search/pruned';
 import { BATCHED_VISITS, thresholdStats } from '../../src-api/modules/search/threshold';
@@ -213,6 +214,56 @@ describe('threshold algorithm split by the name field', () => {
       expect(expectSame(index, 63, 120)).toBeGreaterThan(10);
       expect(setReads).toBeGreaterThan(20);
     }
+  });
+
+  it("reads a name set's orders cut to its word's names: the same hits for a fraction of the postings, cuts made on first use and gone at compaction", () => {
+    onTestFinished(() => {
+      Object.assign(NAME_SPLIT, defaults, { earlyWords: 2 });
+      RESTRICTED_ORDERS.enabled = true;
+    });
+    Object.assign(NAME_SPLIT, { lateAfter: 64 });
+    const index = new SearchIndex();
+    for (const agent of corpus(10, 12_000)) index.apply(agent);
+    index.compact();
+    const store = (index as unknown as { store: IndexStore }).store;
+    const postings: number[] = [];
+    for (const enabled of [false, true]) {
+      RESTRICTED_ORDERS.enabled = enabled;
+      setReads = setReadStats.postings = 0;
+      expect(expectSame(index, 64, 120)).toBeGreaterThan(10);
+      expect(setReads).toBeGreaterThan(20);
+      postings.push(setReadStats.postings);
+      expect(store.restOrdersWithinCount > 0).toBe(enabled);
+    }
+    // A word in a quarter of the names or fewer: its sets pass over a fraction of what they did.
+    expect(postings[1]! * 2, JSON.stringify(postings)).toBeLessThan(postings[0]!);
+    // Each cut: its term's rest order (its impact order when in no name), in order, kept to the word's name slots.
+    let cuts = 0;
+    for (const [nameKey, byTerm] of store.restOrdersWithin) {
+      const names = new Uint32Array(store.nameBits[0]?.length ?? (store.baseSlotCount + 31) >>> 5);
+      for (const termId of nameKey.split(',').map(Number)) {
+        for (let w = 0; w < names.length; w++) names[w] = names[w]! | store.nameBits[termId]![w]!;
+      }
+      byTerm.forEach((cut, termId) => {
+        cuts++;
+        const slots = store.restOrderSlots[termId] ?? store.impactOrderSlots[termId]!;
+        const values = store.restOrderValues[termId] ?? store.impactOrderValues[termId]!;
+        const kept = [...slots.keys()].filter((i) => hasBit(names, slots[i]!));
+        expect([...cut.slots]).toEqual(kept.map((i) => slots[i]));
+        expect([...cut.values]).toEqual(kept.map((i) => values[i]));
+      });
+    }
+    expect(cuts).toBe(store.restOrdersWithinCount);
+    // Past the cap none are made, and the hits stay the same.
+    index.compact();
+    expect(store.restOrdersWithin.size + store.restOrdersWithinCount).toBe(0);
+    const max = RESTRICTED_ORDERS.max;
+    onTestFinished(() => {
+      RESTRICTED_ORDERS.max = max;
+    });
+    RESTRICTED_ORDERS.max = 2;
+    expectSame(index, 65, 60);
+    expect(store.restOrdersWithinCount).toBe(2);
   });
 
   it('splits no run whose words are in no name (every agent is in the set of none: nothing to gain)', () => {

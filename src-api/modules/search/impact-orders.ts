@@ -47,6 +47,8 @@ export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   store.nameCounts = [];
   store.restOrderSlots = [];
   store.restOrderValues = [];
+  store.restOrdersWithin.clear();
+  store.restOrdersWithinCount = 0;
   store.trustAtCompaction.clear();
   store.tieOrderStale = store.tieOrderDeferred = !tieOrder;
   const ranks = tieOrder ? tieRanks(store) : slotRanks(store);

@@ -77,6 +77,19 @@ export function tagKey(value: string): string {
   return value.trim().toLowerCase();
 }
 
+/** A run of a term's postings, highest impact first: their slots and impacts. */
+export interface RestOrder {
+  slots: Int32Array;
+  values: Uint16Array;
+}
+
+/**
+ * Whether name sets read rest orders cut to one of their words' agents (`IndexStore.restOrderWithin`; off: the whole
+ * rest orders, for A/B measurements), and how many such cuts are made at most: a few KB each at 100,000 agents, about
+ * 20 KB at 1,000,000, and a bound on the memory of queries nobody repeats.
+ */
+export const RESTRICTED_ORDERS = { enabled: true, max: 2_048 };
+
 export class IndexStore {
   readonly vocabulary = new Vocabulary();
 
@@ -158,6 +171,13 @@ export class IndexStore {
   restOrderSlots: (Int32Array | undefined)[] = [];
   restOrderValues: (Uint16Array | undefined)[] = [];
   /**
+   * Rest orders cut to the agents with a given word in their names (`restOrderWithin`), by word and term; made on
+   * first use, dropped with the rest orders at each compaction.
+   */
+  restOrdersWithin = new Map<string, RestOrder[]>();
+  /** How many of those are made. */
+  restOrdersWithinCount = 0;
+  /**
    * Equal impacts in those orders are by trust (as it was at compaction), then id: the ranking's tie-break.
    * Base slots whose trust changed in place since, with their trust at compaction (see impact-orders.ts);
    * `tieOrderStale` once too many changed to keep them.
@@ -221,6 +241,34 @@ export class IndexStore {
     for (let p = start; p < end; p++) column[this.baseSlots[p]!] = this.baseImpacts[p]!;
     this.impactColumns[termId] = column;
     return column;
+  }
+
+  /**
+   * The term's rest order (`restOrderSlots`; its impact order when no name has it) cut to the slots set in `names`,
+   * the name bitset of a word (`nameKey` names it: its expansions' term ids), made the first time a name set holding
+   * the word reads the term (set-reads.ts) and kept until the next compaction, which rebuilds the orders and the name
+   * bitsets it is made of. Undefined for a term without an impact order, or once `RESTRICTED_ORDERS.max` are made.
+   */
+  restOrderWithin(nameKey: string, names: Uint32Array, termId: number): RestOrder | undefined {
+    let byTerm = this.restOrdersWithin.get(nameKey);
+    if (byTerm === undefined) this.restOrdersWithin.set(nameKey, (byTerm = []));
+    const made = byTerm[termId];
+    if (made !== undefined) return made;
+    const slots = this.restOrderSlots[termId] ?? this.impactOrderSlots[termId];
+    const values = this.restOrderValues[termId] ?? this.impactOrderValues[termId];
+    if (slots === undefined || values === undefined || this.restOrdersWithinCount >= RESTRICTED_ORDERS.max) return undefined;
+    let count = 0;
+    for (const slot of slots) count += (names[slot >>> 5]! >>> (slot & 31)) & 1;
+    const order: RestOrder = { slots: new Int32Array(count), values: new Uint16Array(count) };
+    for (let i = 0, j = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (((names[slot >>> 5]! >>> (slot & 31)) & 1) === 0) continue;
+      order.slots[j] = slot;
+      order.values[j++] = values[i]!;
+    }
+    byTerm[termId] = order;
+    this.restOrdersWithinCount++;
+    return order;
   }
 
   internTag(kind: number, key: string): number {

@@ -91,21 +91,29 @@ export class NameSplit {
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
-    this.setReads = new SetReads(store, termIds, lists, 1 << termCount);
+    const nameKeys: string[] = [];
+    const nameCounts: number[] = [];
     for (let t = 0, e = 0; t < termCount; t++) {
       const names: Uint32Array[] = [];
+      let nameKey = '';
       let named = 0;
       let postings = 0;
       for (; e < wordEnds[t]!; e++) {
         const termId = termIds[e]!;
         const bits = store.nameBits[termId];
-        if (bits !== undefined) names.push(bits);
+        if (bits !== undefined) {
+          names.push(bits);
+          nameKey += nameKey === '' ? `${termId}` : `,${termId}`;
+        }
         named += store.nameCounts[termId] ?? 0;
         postings += store.baseOffsets[termId + 1]! - store.baseOffsets[termId]!;
       }
       this.wordNames.push(names);
       this.nameShares.push(named / Math.max(1, postings));
+      nameKeys.push(nameKey);
+      nameCounts.push(named);
     }
+    this.setReads = new SetReads(store, termIds, lists, 1 << termCount, nameKeys, nameCounts);
   }
 
   /** For a run over these lists, if the query qualifies (few words, every term with its orders). */

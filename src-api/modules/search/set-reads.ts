@@ -1,5 +1,5 @@
 import { grownBits } from './bitsets';
-import type { IndexStore } from './index-store';
+import { RESTRICTED_ORDERS, type IndexStore, type RestOrder } from './index-store';
 
 /** The run's lists as threshold.ts reads them: per list its order's slots and impacts, whether it holds every posting, and how far the run has read it. */
 export interface RunLists {
@@ -18,6 +18,25 @@ export interface Visitor {
   /** `slots[from, to)`, in that order. */
   many(slots: Int32Array, from: number, to: number): void;
 }
+
+/** An order a name set reads (`SetReads.orderFor`); `shared`: the run's own, read on from where either last read it. */
+interface SetOrder extends RestOrder {
+  complete: boolean;
+  shared: boolean;
+}
+
+/**
+ * An unseen agent's highest impact in `order` once `read` (at least 1) of it is read; -1 when it is complete and read
+ * to its end (no unseen agent of the set has the term there).
+ */
+function orderValueAfter(order: SetOrder, read: number): number {
+  const { values } = order;
+  if (order.complete && read >= values.length) return -1;
+  return values[Math.min(read, values.length) - 1]!;
+}
+
+/** Postings name sets have passed over in their reads (each set read adds its own): for tests. */
+export const setReadStats = { postings: 0 };
 
 /** The agents one set read meets, scored together once it has read. */
 let met = new Int32Array(256);
@@ -44,14 +63,20 @@ export class SetReads {
   private readonly restComplete: boolean[] = [];
   /** Per name set (a mask of words), how far it has read each list on its own; undefined until it has. */
   private readonly reads: (Int32Array | undefined)[];
+  /** Per name set, per list, the order the set reads (`orderFor`); undefined until taken. */
+  private readonly orders: (SetOrder | undefined)[][];
 
   constructor(
-    store: IndexStore,
-    termIds: Int32Array,
+    private readonly store: IndexStore,
+    private readonly termIds: Int32Array,
     private readonly lists: RunLists,
     sets: number,
+    /** Per query word, what names its name bitset (its named expansions' term ids; '' when none) and how many names hold it. */
+    private readonly nameKeys: string[],
+    private readonly nameCounts: number[],
   ) {
     this.reads = new Array<Int32Array | undefined>(sets);
+    this.orders = Array.from({ length: sets }, () => new Array<SetOrder | undefined>(termIds.length));
     for (const termId of termIds) {
       this.restMaxes.push(store.restMaxes[termId]!);
       this.restSlots.push(store.restOrderSlots[termId]);
@@ -69,10 +94,11 @@ export class SetReads {
     if (impact < 0) return impact;
     const own = this.reads[mask];
     if (own !== undefined && own[e]! > 0) {
-      if (this.restSlots[e] !== undefined) {
-        const rest = this.restValueAfter(e, own[e]!);
-        if (rest < 0) return -1;
-        impact = Math.min(impact, rest);
+      const order = this.orders[mask]![e]!;
+      if (!order.shared) {
+        const after = orderValueAfter(order, own[e]!);
+        if (after < 0) return -1;
+        impact = Math.min(impact, after);
       } else if (own[e]! > this.lists.read[e]!) {
         impact = this.valueAfter(e, own[e]!);
         if (impact < 0) return -1;
@@ -102,13 +128,14 @@ export class SetReads {
     const { lists } = this;
     const termCount = wordEnds.length;
     const own = (this.reads[mask] ??= new Int32Array(this.restMaxes.length));
+    const within = this.withinWord(mask, termCount);
     let best = -1;
     let bestValue = -1;
     for (let t = 0, e = 0; t < termCount; t++) {
       for (; e < wordEnds[t]!; e++) {
         if (((mask >>> t) & 1) === 1 || impacts[e]! < 0) continue;
-        const rest = this.restSlots[e];
-        if (rest !== undefined ? own[e]! >= rest.length : Math.max(lists.read[e]!, own[e]!) >= lists.slots[e]!.length) continue;
+        const order = this.orderFor(mask, e, within, wordBits);
+        if ((order.shared ? Math.max(lists.read[e]!, own[e]!) : own[e]!) >= order.slots.length) continue;
         const value = Math.fround(scaled[e]! * impacts[e]!);
         if (value > bestValue) {
           bestValue = value;
@@ -132,10 +159,11 @@ export class SetReads {
     }
     // No name holds any query word: the set is every agent, and the run's own reading serves it better.
     if (sets.length === 0) return false;
-    // A term in some names: its postings outside names (the set's agents lack it there), else its impact order.
-    const rest = this.restSlots[best];
-    const slots = rest ?? lists.slots[best]!;
-    const from = rest !== undefined ? own[best]! : Math.max(lists.read[best]!, own[best]!);
+    // The set's own cut of the term's order, its rest order, or (in no name, no cut) the run's impact order, read on
+    // from where the set or the run last read it.
+    const order = this.orders[mask]![best]!;
+    const slots = order.slots;
+    const from = order.shared ? Math.max(lists.read[best]!, own[best]!) : own[best]!;
     // Up to twice as far each time (at least SET_READ_MIN postings), and up to `visits` of the set's agents: as the
     // run's own chunks (threshold.ts), the bar rises as it reads, so the bound is taken again.
     const end = Math.min(slots.length, from + Math.max(SET_READ_MIN, from));
@@ -174,6 +202,7 @@ export class SetReads {
       }
     }
     visitor.many(met, 0, visits - left);
+    setReadStats.postings += i - from;
     own[best] = i;
     return true;
   }
@@ -188,10 +217,43 @@ export class SetReads {
     return values[Math.min(Math.max(0, read - 1), values.length - 1)]!;
   }
 
-  /** As `valueAfter`, in list e's rest order, `read` (at least 1) of it read. */
-  private restValueAfter(e: number, read: number): number {
-    const values = this.restValues[e]!;
-    if (this.restComplete[e] && read >= values.length) return -1;
-    return values[Math.min(read, values.length) - 1]!;
+
+  /**
+   * The word of name set `mask` in fewest names (-1: none, the set of no word). Every agent of the set has it in its
+   * name, so the set reads only its cut of a rest order: at 100,000 agents a word in a twelfth of the names lets a
+   * read pass over a twelfth of the postings it did.
+   */
+  private withinWord(mask: number, termCount: number): number {
+    let within = -1;
+    for (let t = 0; t < termCount; t++) {
+      if (((mask >>> t) & 1) === 0 || this.nameKeys[t] === '') continue;
+      if (within < 0 || this.nameCounts[t]! < this.nameCounts[within]!) within = t;
+    }
+    return within;
+  }
+
+  /**
+   * The order name set `mask` reads of list e: its rest order (its impact order when no name has the term) cut to
+   * the names holding word `within` (`IndexStore.restOrderWithin`), else the rest order, else the run's impact order
+   * (`shared`: the set reads on from where the run is). Fixed for the run once taken: the set's place in it (`reads`)
+   * and its bound (`outside`) are in that order.
+   */
+  private orderFor(mask: number, e: number, within: number, wordBits: (Uint32Array | undefined)[]): SetOrder {
+    const orders = this.orders[mask]!;
+    const made = orders[e];
+    if (made !== undefined) return made;
+    const rest = this.restSlots[e] !== undefined;
+    // A cut holds all of its order's agents of the set: it is complete where that order is.
+    const complete = rest ? this.restComplete[e]! : this.lists.complete[e]!;
+    const names = within < 0 || !RESTRICTED_ORDERS.enabled ? undefined : wordBits[within];
+    const cut = names === undefined ? undefined : this.store.restOrderWithin(this.nameKeys[within]!, names, this.termIds[e]!);
+    const order: SetOrder =
+      cut !== undefined
+        ? { slots: cut.slots, values: cut.values, complete, shared: false }
+        : rest
+          ? { slots: this.restSlots[e]!, values: this.restValues[e]!, complete, shared: false }
+          : { slots: this.lists.slots[e]!, values: this.lists.values[e]!, complete, shared: true };
+    orders[e] = order;
+    return order;
   }
 }
