@@ -51,7 +51,9 @@ let zeros: Uint32Array = new Uint32Array(0);
  * Name sets reading on by themselves (name-split.ts): a set too large to cover lowers its own bound by reading, for a
  * word outside it, the term's postings outside names (its rest order, `IndexStore.restOrderSlots`; the impact order
  * when no name has the term), visiting only the agents whose names hold exactly the set's query words. Its unseen
- * agents then have at most the impact it last read there, however few of the run's own agents were read.
+ * agents then have at most the impact it last read there, however few of the run's own agents were read. A set of
+ * one word or more reads that order cut to the names holding one of its words (`orderFor`): a set of "agent" at
+ * 100,000 agents passes over its own ~350 postings a query, not the ~5,000 of every name it stepped over before.
  */
 export class SetReads {
   /** Per list, the highest impact of its term outside names (`IndexStore.restMaxes`). */
@@ -112,7 +114,7 @@ export class SetReads {
    * the set (`impacts`, as name-split's bound just computed them), from where the set (or, in an impact order, the
    * run) last read it, visiting only the agents whose names hold exactly the set's query words (the others are not
    * the set's: their own sets bound them). A word in thousands of other names costs nothing: its rest order leaves
-   * them out. False when no such list is left to read (the run reads on instead). `wordBits`: per word, the slots
+   * them out, as the set's cut leaves out the names without its own words. False when no such list is left to read (the run reads on instead). `wordBits`: per word, the slots
    * with it in their names (undefined: none).
    */
   read(
