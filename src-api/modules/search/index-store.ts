@@ -1,5 +1,5 @@
 import { AGENT_TYPES } from '../agents/agents.schemas';
-import { clearBit, setBit } from './bitsets';
+import { clearBit, hasBit, setBit } from './bitsets';
 import { hashString } from './text';
 import { TailLog } from './tail-log';
 import { Vocabulary } from './vocabulary';
@@ -258,12 +258,11 @@ export class IndexStore {
     const values = this.restOrderValues[termId] ?? this.impactOrderValues[termId];
     if (slots === undefined || values === undefined || this.restOrdersWithinCount >= RESTRICTED_ORDERS.max) return undefined;
     let count = 0;
-    for (const slot of slots) count += (names[slot >>> 5]! >>> (slot & 31)) & 1;
+    for (const slot of slots) if (hasBit(names, slot)) count++;
     const order: RestOrder = { slots: new Int32Array(count), values: new Uint16Array(count) };
     for (let i = 0, j = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      if (((names[slot >>> 5]! >>> (slot & 31)) & 1) === 0) continue;
-      order.slots[j] = slot;
+      if (!hasBit(names, slots[i]!)) continue;
+      order.slots[j] = slots[i]!;
       order.values[j++] = values[i]!;
     }
     byTerm[termId] = order;

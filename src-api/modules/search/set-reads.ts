@@ -26,8 +26,8 @@ interface SetOrder extends RestOrder {
 }
 
 /**
- * An unseen agent's highest impact in `order` once `read` (at least 1) of it is read; -1 when it is complete and read
- * to its end (no unseen agent of the set has the term there).
+ * An unseen agent's highest impact in `order` once `read` (at least 1) of it is read, as the run's bound
+ * (threshold.ts) takes it; -1 when it is complete and read to its end (no unseen agent of the set has the term there).
  */
 function orderValueAfter(order: SetOrder, read: number): number {
   const { values } = order;
@@ -96,14 +96,12 @@ export class SetReads {
     if (impact < 0) return impact;
     const own = this.reads[mask];
     if (own !== undefined && own[e]! > 0) {
+      // In the run's own order, only a set that read past the run lowers the bound the run's place gives.
       const order = this.orders[mask]![e]!;
-      if (!order.shared) {
+      if (!order.shared || own[e]! > this.lists.read[e]!) {
         const after = orderValueAfter(order, own[e]!);
         if (after < 0) return -1;
         impact = Math.min(impact, after);
-      } else if (own[e]! > this.lists.read[e]!) {
-        impact = this.valueAfter(e, own[e]!);
-        if (impact < 0) return -1;
       }
     }
     return Math.min(impact, this.restMaxes[e]!);
@@ -114,8 +112,8 @@ export class SetReads {
    * the set (`impacts`, as name-split's bound just computed them), from where the set (or, in an impact order, the
    * run) last read it, visiting only the agents whose names hold exactly the set's query words (the others are not
    * the set's: their own sets bound them). A word in thousands of other names costs nothing: its rest order leaves
-   * them out, as the set's cut leaves out the names without its own words. False when no such list is left to read (the run reads on instead). `wordBits`: per word, the slots
-   * with it in their names (undefined: none).
+   * them out, as the set's cut leaves out the names without its own words. False when no such list is left to read
+   * (the run reads on instead). `wordBits`: per word, the slots with it in their names (undefined: none).
    */
   read(
     mask: number,
@@ -208,17 +206,6 @@ export class SetReads {
     own[best] = i;
     return true;
   }
-
-  /**
-   * An unseen agent's highest impact in list e once `read` of its postings are read (-1: the list is complete and
-   * read to its end, so no unseen agent has the term), as the run's bound (threshold.ts) takes it.
-   */
-  private valueAfter(e: number, read: number): number {
-    const values = this.lists.values[e]!;
-    if (this.lists.complete[e] && read >= values.length) return -1;
-    return values[Math.min(Math.max(0, read - 1), values.length - 1)]!;
-  }
-
 
   /**
    * The word of name set `mask` in fewest names (-1: none, the set of no word). Every agent of the set has it in its
