@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allowedEdits } from '../../src-api/modules/search/expansion';
 import { boundedEditDistance } from '../../src-api/modules/search/text';
-import { distinctGrams, type FuzzyMatch } from '../../src-api/modules/search/typo-index';
+import { distinctGrams, WHOLE_READ, type FuzzyMatch } from '../../src-api/modules/search/typo-index';
 import { Vocabulary } from '../../src-api/modules/search/vocabulary';
 
 /** Edit distances a lookup computes at most (vocabulary.ts's MAX_VERIFICATIONS). */
@@ -174,6 +174,68 @@ describe('Vocabulary.fuzzyMatches', () => {
     // letter's 40,000 marks stay in the CPU's cache, where the vocabulary's million did not.
     const { markSlots } = (vocabulary as unknown as { typos: { markSlots: number } }).typos;
     expect(markSlots).toBeLessThanOrEqual(2_048);
+  });
+
+  /** Words made of a few syllables, as the bench's names: thousands of look-alikes, long gram lists. */
+  function syllableVocabulary(seed: number, count: number): { vocabulary: Vocabulary; terms: string[]; next: () => number } {
+    const next = random(seed);
+    const syllables = ['ma', 'mi', 'mo', 'ta', 'ti', 'to'];
+    const vocabulary = new Vocabulary();
+    const terms: string[] = [];
+    while (terms.length < count) {
+      let term = '';
+      const parts = 4 + Math.floor(next() * 3);
+      for (let i = 0; i < parts; i++) term += syllables[Math.floor(next() * syllables.length)]!;
+      if (vocabulary.idOf(term) !== undefined) continue;
+      vocabulary.intern(term);
+      terms.push(term);
+    }
+    return { vocabulary, terms, next };
+  }
+
+  it('finds the same matches whether it reads the long gram lists whole or searches them', () => {
+    const { vocabulary, terms, next } = syllableVocabulary(17, 8_000);
+    const queries = Array.from({ length: 60 }, (_, q) => {
+      const word = terms[Math.floor(next() * terms.length)]!;
+      return q % 2 === 0 ? word : typo(next, word, 'aimot');
+    });
+    const saved = WHOLE_READ.perCandidate;
+    try {
+      for (const perCandidate of [0, 4, Infinity]) {
+        WHOLE_READ.perCandidate = perCandidate;
+        for (const query of queries)
+          expect(vocabulary.fuzzyMatches(query, allowedEdits), `${query} ${perCandidate}`).toEqual(scanned(terms, query));
+      }
+    } finally {
+      WHOLE_READ.perCandidate = saved;
+    }
+  });
+
+  it('asked for the best few usable matches, returns them all, checking fewer terms', () => {
+    const { vocabulary, terms, next } = syllableVocabulary(23, 8_000);
+    // Terms with an odd id are not usable (as words no agent uses any more are not).
+    const usable = (termId: number) => termId % 2 === 0;
+    const bestEight = (matches: FuzzyMatch[]) =>
+      matches
+        .filter(({ termId }) => usable(termId))
+        .sort((a, b) => a.distance - b.distance || b.similarity - a.similarity)
+        .slice(0, 8);
+    let all = 0;
+    let returned = 0;
+    for (let q = 0; q < 60; q++) {
+      const word = terms[Math.floor(next() * terms.length)]!;
+      const query = q % 2 === 0 ? word : typo(next, word, 'aimot');
+      const every = vocabulary.fuzzyMatches(query, allowedEdits);
+      const best = vocabulary.fuzzyMatches(query, allowedEdits, { count: 8, usable });
+      // The same eight, in the same order (ties included): what query expansion keeps of either.
+      expect(bestEight(best), query).toEqual(bestEight(every));
+      // Every term returned is a match the full lookup returns too, in its order.
+      expect(best, query).toEqual(every.filter((match) => best.some(({ termId }) => termId === match.termId)));
+      all += every.length;
+      returned += best.length;
+    }
+    expect(all).toBeGreaterThan(60 * 8);
+    expect(returned).toBeLessThan(all * 0.8);
   });
 
   it('gives the same matches after its lookup stamps start over', () => {

@@ -97,9 +97,10 @@ export class QueryExpander {
 
     const exactFrequency = exact === undefined ? 0 : frequency(exact);
     if (term.length >= ONE_EDIT_MIN_LENGTH && exactFrequency < FUZZY_SKIP_DOCUMENT_FREQUENCY) {
+      const usable = (termId: number): boolean => frequency(termId) > 0;
       const near = vocabulary
-        .fuzzyMatches(term, allowedEdits)
-        .filter(({ termId }) => frequency(termId) > 0)
+        .fuzzyMatches(term, allowedEdits, { count: MAX_FUZZY_EXPANSIONS, usable })
+        .filter(({ termId }) => usable(termId))
         .sort((a, b) => a.distance - b.distance || b.similarity - a.similarity || frequency(b.termId) - frequency(a.termId))
         .slice(0, MAX_FUZZY_EXPANSIONS);
       for (const { termId, distance, similarity } of near) {

@@ -1,5 +1,8 @@
 import { grownInt32, popcount32 } from './bitsets';
 import { EditDistancePattern } from './edit-distance';
+import { TopMatches, type BestMatches } from './top-matches';
+
+export type { BestMatches } from './top-matches';
 
 /** Vocabulary terms that one query term may stand for, with how far they are from it. */
 export interface FuzzyMatch {
@@ -37,6 +40,11 @@ const MARK_STAMP_SHIFT = 16;
 const MAX_MARK_STAMP = 2 ** (31 - MARK_STAMP_SHIFT) - 1;
 const MARK_STAMP = MAX_MARK_STAMP << MARK_STAMP_SHIFT;
 const NO_ENTRIES: readonly number[] = [];
+/**
+ * A long gram list is read whole, not searched for the candidates, when it has at most this many entries per candidate
+ * (a search gallops: a few unpredictable steps per candidate, against one sequential entry read).
+ */
+export const WHOLE_READ = { perCandidate: 4 };
 const RADIX_BITS = 9;
 const RADIX = 1 << RADIX_BITS;
 /** Padding characters that cannot occur in a term, so grams also mark where a word starts and ends. */
@@ -99,8 +107,12 @@ export class TypoIndex {
     }
   }
 
-  /** Terms within the allowed number of edits of `term`, the term itself excluded. */
-  fuzzyMatches(term: string, allowance: EditAllowance): FuzzyMatch[] {
+  /**
+   * Terms within the allowed number of edits of `term`, the term itself excluded. With `best`, a candidate that could
+   * not be among the `best.count` best matches that are `best.usable` (fewest edits, then most similar) is passed
+   * over unchecked: those best are all in the answer, with some of the others.
+   */
+  fuzzyMatches(term: string, allowance: EditAllowance, best?: BestMatches): FuzzyMatch[] {
     const length = term.length;
     let maxDistance = 0;
     for (let other = Math.max(1, length - 2); other <= length + 2; other++) maxDistance = Math.max(maxDistance, allowance(length, other));
@@ -158,32 +170,56 @@ export class TypoIndex {
         }
       }
     }
-    if (read < order.length) {
-      if (this.candidateScratch.length < found) this.candidateScratch = new Int32Array(reached.length);
-      sortIds(reached, found, this.candidateScratch);
-      for (let o = read; o < order.length; o++) {
-        const index = order[o]!;
-        const list = lists[index]!;
-        // Lists still to search after this one: a term that cannot reach `needed` even with all of them is dropped.
-        const after = order.length - o - 1;
-        let kept = 0;
-        let position = 0;
+    // The long lists, shortest first: each is read whole when that is cheaper than looking its candidates up in it
+    // (a look-up gallops through the list: several unpredictable steps against one sequential entry), else searched
+    // for them (which needs them in id order: sorted once, on the first search). Either way a term that cannot reach
+    // `needed` even with every list after this one is dropped.
+    let sorted = false;
+    for (let o = read; o < order.length; o++) {
+      const index = order[o]!;
+      const list = lists[index]!;
+      const after = order.length - o - 1;
+      let kept = 0;
+      if (list.length <= WHOLE_READ.perCandidate * found) {
+        this.entriesRead += list.length;
+        for (let i = 0; i < list.length; i++) {
+          const entry = list[i]!;
+          const rank = entry >>> LENGTH_BITS;
+          const mark = marks[rank]!;
+          // A term this lookup has marked is a candidate (or was one; a dropped one's count no longer matters).
+          if ((mark & MARK_STAMP) !== stampBits) continue;
+          marks[rank] =
+            index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT ? ((mark + 1) & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT) : mark + 1;
+        }
         for (let f = 0; f < found; f++) {
           const rank = reached[f]!;
-          let mark = marks[rank]!;
-          if ((mark & MARK_COUNT) + after + 1 < needed) continue;
-          position = gallop(list, position, rank * LENGTH_SLOTS);
-          this.entriesRead++;
-          if (position < list.length && list[position]! >>> LENGTH_BITS === rank) {
-            mark++;
-            if (index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT) mark = (mark & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT);
-            marks[rank] = mark;
-          }
-          if ((mark & MARK_COUNT) + after >= needed) reached[kept++] = rank;
+          if ((marks[rank]! & MARK_COUNT) + after >= needed) reached[kept++] = rank;
         }
         found = kept;
+        continue;
       }
+      if (!sorted) {
+        sortIds(reached, found, this.scratchFor(found));
+        sorted = true;
+      }
+      let position = 0;
+      for (let f = 0; f < found; f++) {
+        const rank = reached[f]!;
+        let mark = marks[rank]!;
+        if ((mark & MARK_COUNT) + after + 1 < needed) continue;
+        position = gallop(list, position, rank * LENGTH_SLOTS);
+        this.entriesRead++;
+        if (position < list.length && list[position]! >>> LENGTH_BITS === rank) {
+          mark++;
+          if (index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT) mark = (mark & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT);
+          marks[rank] = mark;
+        }
+        if ((mark & MARK_COUNT) + after >= needed) reached[kept++] = rank;
+      }
+      found = kept;
     }
+    // Whole reads leave the candidates in the order met; the ranking below takes them in id order among equals.
+    if (read < order.length && !sorted) sortIds(reached, found, this.scratchFor(found));
     // Candidates passing the count and length filters, most grams in common first, then by their first list and id
     // (the order they were always met in), at most MAX_VERIFICATIONS of them: a stable counting sort by shared grams
     // and first list of the candidates, which are in id order or in the order met.
@@ -215,9 +251,15 @@ export class TypoIndex {
     const letters = letterSet(term);
     const self = this.terms.idOf(term) ?? -1;
     const verified = Math.min(passing, MAX_VERIFICATIONS);
+    const top = best && best.count > 0 ? new TopMatches(best.count) : undefined;
     for (let r = 0; r < verified; r++) {
       const rank = ranked[r]!;
       const termId = ids[rank]!;
+      const shared = Math.min(255, (marks[rank]! & MARK_COUNT) + 1);
+      const similarity = (2 * shared) / (grams.length + gramCounts[rank]!);
+      // Sharing `shared` grams, a term is at least ⌈(grams − shared) / 4⌉ edits away (one edit destroys at most four):
+      // when that and its similarity cannot tie the worst of the best, its edits need not be counted.
+      if (top?.full && top.beats(Math.ceil((Math.max(grams.length, gramCounts[rank]!) - shared) / 4), similarity)) continue;
       // Counted as verified either way, so the cap falls where it always did and the matches are the same.
       if (termId === self) continue;
       const allowed = allowance(length, lengths[rank]!);
@@ -225,8 +267,8 @@ export class TypoIndex {
       if (popcount32(letters ^ letterSets[rank]!) > 2 * allowed) continue;
       const distance = pattern.distance(chars, charStarts[rank]!, lengths[rank]!, allowed);
       if (distance <= allowed) {
-        const shared = Math.min(255, (marks[rank]! & MARK_COUNT) + 1);
-        matches.push({ termId, distance, similarity: (2 * shared) / (grams.length + gramCounts[rank]!) });
+        matches.push({ termId, distance, similarity });
+        if (top && best!.usable(termId)) top.offer(distance, similarity);
       }
     }
     return matches;
@@ -235,6 +277,12 @@ export class TypoIndex {
   /** How many terms the lookups' marks have room for: as many as the letter with the most terms (for tests). */
   get markSlots(): number {
     return this.gramMarks.length;
+  }
+
+  /** Room to sort `count` candidates. */
+  private scratchFor(count: number): Int32Array {
+    if (this.candidateScratch.length < count) this.candidateScratch = new Int32Array(this.candidates.length);
+    return this.candidateScratch;
   }
 
   /** The candidate buffer, twice as long, with what it held. */

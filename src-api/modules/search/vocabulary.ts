@@ -1,7 +1,7 @@
 import { stemMayChange } from './analyzer';
 import { grownInt32 } from './bitsets';
 import { NO_SUFFIX } from './text';
-import { TypoIndex, type EditAllowance, type FuzzyMatch } from './typo-index';
+import { TypoIndex, type BestMatches, type EditAllowance, type FuzzyMatch } from './typo-index';
 
 /** New terms wait in an unsorted list (scanned linearly by prefix lookups) until there are this many. */
 const PENDING_MERGE_THRESHOLD = 1024;
@@ -108,8 +108,8 @@ export class Vocabulary {
   }
 
   /** Terms within the allowed number of edits of `term`, the term itself excluded (see TypoIndex). */
-  fuzzyMatches(term: string, allowance: EditAllowance): FuzzyMatch[] {
-    return this.typos.fuzzyMatches(term, allowance);
+  fuzzyMatches(term: string, allowance: EditAllowance, best?: BestMatches): FuzzyMatch[] {
+    return this.typos.fuzzyMatches(term, allowance, best);
   }
 
   /** Gram-list entries that typo lookups read or looked up, in all (for tests and benches). */
