@@ -1,8 +1,9 @@
 /**
  * Typo lookups (Vocabulary.fuzzyMatches) of the bench's query classes, this checkout against another one's
- * vocabulary.ts (`--base DIR`), alternating rounds in one process; the matches must be the same.
+ * vocabulary.ts (`--base DIR`), alternating rounds in one process, each asked for the eight best matches as query
+ * expansion asks; those eight must be the same. `--whole-read N`: this checkout's WHOLE_READ.perCandidate.
  *
- *   npx tsx bench/fuzzy-ab.ts --base /tmp/base [--agents 100000]
+ *   npx tsx bench/fuzzy-ab.ts --base /tmp/base [--agents 100000] [--whole-read 4]
  */
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
