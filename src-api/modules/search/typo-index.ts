@@ -188,8 +188,7 @@ export class TypoIndex {
           const mark = marks[rank]!;
           // A term this lookup has marked is a candidate (or was one; a dropped one's count no longer matters).
           if ((mark & MARK_STAMP) !== stampBits) continue;
-          marks[rank] =
-            index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT ? ((mark + 1) & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT) : mark + 1;
+          marks[rank] = seenIn(mark, index);
         }
         for (let f = 0; f < found; f++) {
           const rank = reached[f]!;
@@ -209,11 +208,7 @@ export class TypoIndex {
         if ((mark & MARK_COUNT) + after + 1 < needed) continue;
         position = gallop(list, position, rank * LENGTH_SLOTS);
         this.entriesRead++;
-        if (position < list.length && list[position]! >>> LENGTH_BITS === rank) {
-          mark++;
-          if (index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT) mark = (mark & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT);
-          marks[rank] = mark;
-        }
+        if (position < list.length && list[position]! >>> LENGTH_BITS === rank) marks[rank] = mark = seenIn(mark, index);
         if ((mark & MARK_COUNT) + after >= needed) reached[kept++] = rank;
       }
       found = kept;
@@ -298,6 +293,12 @@ export class TypoIndex {
     }
     return ++this.gramStamp;
   }
+}
+
+/** A candidate's mark once found in the query's gram list `index`: one more list, and the first of them if it comes first. */
+function seenIn(mark: number, index: number): number {
+  const counted = mark + 1;
+  return index < (mark & MARK_FIRST) >>> MARK_FIRST_SHIFT ? (counted & ~MARK_FIRST) | (index << MARK_FIRST_SHIFT) : counted;
 }
 
 /** The terms of one first letter, numbered 0, 1, 2, … in id order, with what a typo lookup reads of each. */
