@@ -3,7 +3,7 @@ import { hasBit } from './bitsets';
 import { BlockScorer } from './block-scorer';
 import { IMPACT_SCALE, type IndexStore } from './index-store';
 import { matchingBits } from './matching-bits';
-import { scratchOf, type PruningScratch } from './pruning-scratch';
+import { scratchOf, type MarkedSlots, type PruningScratch } from './pruning-scratch';
 import { sweepBlocks, SWEEP } from './sweep';
 import { scoreOnce, thresholdTopK } from './threshold';
 import { publicHits, termWeight, type PlannedTerm, type PreparedFilter, type SearchHits } from './scoring';
@@ -92,7 +92,7 @@ export function prunedSearch(
   if (SWEEP.enabled && requireAll && !(termCount === 1 && scorer.termIds.length === 1)) {
     // Exact names first (their bonus is in no block bound), then the threshold algorithm, then one sweep over the rest.
     const seen = scratch.seenBits(words);
-    const marked: number[] = [];
+    const marked = scratch.markedSlots();
     forEachNamed(store, parsed.nameKey, (slot) => {
       if (slot < store.baseSlotCount) scoreOnce(slot, scorer, matching, top, seen, marked);
     });
@@ -118,7 +118,7 @@ export function prunedSearch(
   }
   if (tryThreshold) {
     const seen = scratch.seenBits(words);
-    const marked: number[] = [];
+    const marked = scratch.markedSlots();
     const done = thresholdTopK(store, scorer, matching, parsed.nameKey, top, seen, marked, total);
     clearSeen(seen, marked, words);
     if (done) {
@@ -250,9 +250,9 @@ export function prunedSearch(
  * Clears what the threshold algorithm marked seen (all zero between queries): the whole bitset in one fill when the
  * run saw many agents (a pass over N/32 words costs less than thousands of scattered stores), else slot by slot.
  */
-function clearSeen(seen: Uint32Array, marked: number[], words: number): void {
+function clearSeen(seen: Uint32Array, marked: MarkedSlots, words: number): void {
   if (marked.length * 8 > words) seen.fill(0, 0, words);
-  else for (let i = 0; i < marked.length; i++) seen[marked[i]! >>> 5] = 0;
+  else for (let i = 0; i < marked.length; i++) seen[marked.slots[i]! >>> 5] = 0;
 }
 
 /** For measurements and tests: listed matches (few, from matching-bits' sparse path) scored as blocks when off. */

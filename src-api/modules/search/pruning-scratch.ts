@@ -1,5 +1,5 @@
 import { BLOCK_SIZE } from './accelerators';
-import { grownBits } from './bitsets';
+import { grownBits, grownInt32 } from './bitsets';
 import type { BlockScratch } from './block-scorer';
 import type { IndexStore } from './index-store';
 
@@ -118,6 +118,14 @@ export class PruningScratch implements BlockScratch {
     return this.matched;
   }
 
+  private marked = new MarkedSlots();
+
+  /** The list of slots marked seen, emptied (reused from query to query). */
+  markedSlots(): MarkedSlots {
+    this.marked.length = 0;
+    return this.marked;
+  }
+
   /** Slots the threshold algorithm has seen: all zero between queries. */
   seenBits(words: number): Uint32Array {
     this.seen = grownBits(this.seen, words);
@@ -160,6 +168,21 @@ export class PruningScratch implements BlockScratch {
       this.heapKeys = new Float64Array(blocks * 2);
     }
     return new BlockHeap(this.heapBlocks, this.heapKeys);
+  }
+}
+
+/**
+ * The slots a query marked in its `seen` bitset, in the order marked, so that it can clear them after. A typed list
+ * reused from query to query: three common words mark thousands, which as a new array each query grew (copied) a
+ * dozen times and left as garbage.
+ */
+export class MarkedSlots {
+  slots = new Int32Array(1_024);
+  length = 0;
+
+  push(slot: number): void {
+    if (this.length === this.slots.length) this.slots = grownInt32(this.slots, this.length + 1);
+    this.slots[this.length++] = slot;
   }
 }
 

@@ -4,6 +4,7 @@ import type { BlockScorer } from './block-scorer';
 import { trustInTieOrder } from './impact-orders';
 import type { IndexStore } from './index-store';
 import { NAME_SPLIT, NameSplit, READ_ON } from './name-split';
+import type { MarkedSlots } from './pruning-scratch';
 import type { Visitor } from './set-reads';
 import type { TopK } from './top-k';
 
@@ -60,7 +61,14 @@ export const ADAPTIVE = { enabled: true, chunk: 32, chunkEvery: 16, stepEvery: 2
 export const SLOT_SCORER = { enabled: true };
 
 /** Scores `slot` into `top` if it matches and was not seen yet; marks it seen (the caller clears `marked` from `seen`). */
-export function scoreOnce(slot: number, scorer: BlockScorer, matching: Uint32Array, top: TopK, seen: Uint32Array, marked: number[]): void {
+export function scoreOnce(
+  slot: number,
+  scorer: BlockScorer,
+  matching: Uint32Array,
+  top: TopK,
+  seen: Uint32Array,
+  marked: MarkedSlots,
+): void {
   if (hasBit(seen, slot)) return;
   seen[slot >>> 5] = seen[slot >>> 5]! | (1 << (slot & 31));
   marked.push(slot);
@@ -82,7 +90,7 @@ function visitMany(
   matching: Uint32Array,
   top: TopK,
   seen: Uint32Array,
-  marked: number[],
+  marked: MarkedSlots,
 ): void {
   if (!SLOT_SCORER.enabled || to - from < BATCHED_VISITS.min) {
     for (let i = from; i < to; i++) scoreOnce(slots[i]!, scorer, matching, top, seen, marked);
@@ -113,7 +121,7 @@ export function thresholdTopK(
   nameKey: number,
   top: TopK,
   seen: Uint32Array,
-  marked: number[],
+  marked: MarkedSlots,
   /** How many agents match (the bits of `matching`). */
   total: number,
 ): boolean {
