@@ -3,6 +3,7 @@ import type { IndexStore } from './index-store';
 import type { PruningScratch } from './pruning-scratch';
 import type { PlannedTerm, PreparedFilter } from './scoring';
 import { slotsOfType } from './type-lists';
+import { WORD_UNIONS, type WordUnions } from './word-unions';
 
 /** Which way step 1 found the last query's matches, and how many words of `matching` the sparse path cleared (for tests and the bench). */
 export const matchingStats: { path: 'sparse' | 'single word' | 'fused' | 'passes'; cleared: number } = { path: 'passes', cleared: 0 };
@@ -29,7 +30,7 @@ export function matchingBits(
   scratch.matchingListed = -1;
   // One word of one or two frequent terms, no filter (the commonest heavy query): one pass, not five.
   if (SINGLE_WORD.enabled && plan.length === 1 && filter.capabilityStamp === 0 && typeCode < 0 && minTrust === -Infinity) {
-    const single = singleWordMatching(store, plan[0]!, matching, words);
+    const single = singleWordMatching(store, plan[0]!, matching, words, scratch.wordUnions);
     if (single !== undefined) {
       matchingStats.path = 'single word';
       return { requireAll: true, total: single };
@@ -48,7 +49,7 @@ export function matchingBits(
   };
   // Every expansion of every word in a bitset (words most agents use): one pass over all of them.
   if (FUSED.enabled && plan.length > 1) {
-    const fused = filter.capabilityStamp === 0 ? fusedMatching(store, plan, matching, words) : undefined;
+    const fused = filter.capabilityStamp === 0 ? fusedMatching(store, plan, matching, words, scratch.wordUnions) : undefined;
     if (fused !== undefined) {
       matchingStats.path = 'fused';
       const complete = typeCode >= 0 || minTrust > -Infinity ? retainTypeAndTrust(store, matching, words, typeCode, minTrust) : fused;
@@ -100,18 +101,31 @@ export const FUSED = { enabled: true };
  * Two or three words, each with one or two expansions with agents, every one in a bitset at least `words` long
  * (words most agents use), no capability filter: `matching` = AND over the words of the OR of their expansions'
  * bitsets, AND the live slots, in one pass instead of one per expansion and word; its count. Undefined otherwise.
- * (A word's one bitset stands in as its second: V8 compiles these fixed shapes to tight loops, a loop over a list
+ * A word's two forms are read as their union, kept from query to query (word-unions.ts). (A word's one bitset stands in as its second: V8 compiles these fixed shapes to tight loops, a loop over a list
  * of bitsets it does not.)
  */
-function fusedMatching(store: IndexStore, plan: PlannedTerm[], matching: Uint32Array, words: number): number | undefined {
+function fusedMatching(
+  store: IndexStore,
+  plan: PlannedTerm[],
+  matching: Uint32Array,
+  words: number,
+  unions: WordUnions,
+): number | undefined {
   if (plan.length > 3) return undefined;
   const sets: Uint32Array[] = [];
   for (const term of plan) {
     const from = sets.length;
+    let firstId = -1;
+    let forms = 0;
     for (const { termId } of term.expansions.terms) {
       if (store.documentFrequency[termId] === 0) continue;
       const bits = store.termBits[termId];
-      if (bits === undefined || bits.length < words || sets.length - from === 2) return undefined;
+      if (bits === undefined || bits.length < words || forms++ === 2) return undefined;
+      if (forms === 1) firstId = termId;
+      else if (WORD_UNIONS.enabled) {
+        sets[from] = unions.union(store, firstId, sets[from]!, termId, bits, words);
+        continue;
+      }
       sets.push(bits);
     }
     if (sets.length === from) return undefined;
@@ -123,6 +137,23 @@ function fusedMatching(store: IndexStore, plan: PlannedTerm[], matching: Uint32A
   // The count without a branch on empty words: with words this common most are not empty, and a missed branch
   // costs more than a popcount of 0 (a microbench at 3,125 words: 14.4 -> 10.5 µs; two words alone 8.9).
   let count = 0;
+  // Each word one bitset (its union, or its only form, standing in twice): one load a word each.
+  if (a === b && c === d && e === f) {
+    if (e === undefined) {
+      for (let w = 0; w < words; w++) {
+        const bits = alive[w]! & a[w]! & c[w]!;
+        matching[w] = bits;
+        count += popcount32(bits);
+      }
+      return count;
+    }
+    for (let w = 0; w < words; w++) {
+      const bits = alive[w]! & a[w]! & c[w]! & e[w]!;
+      matching[w] = bits;
+      count += popcount32(bits);
+    }
+    return count;
+  }
   if (e === undefined || f === undefined) {
     for (let w = 0; w < words; w++) {
       const bits = alive[w]! & (a[w]! | b[w]!) & (c[w]! | d[w]!);
@@ -171,18 +202,36 @@ function soleBitset(store: IndexStore, term: PlannedTerm): Uint32Array | undefin
 /** For measurements: the single-word pass can be turned off. */
 export const SINGLE_WORD = { enabled: true };
 
-/** `matching` = the word's terms' bitsets (one or two) AND the live slots, in one pass; their count. Undefined otherwise. */
-function singleWordMatching(store: IndexStore, term: PlannedTerm, matching: Uint32Array, words: number): number | undefined {
+/** `matching` = the word's terms' bitsets (one, or two as their union) AND the live slots, in one pass; their count. Undefined otherwise. */
+function singleWordMatching(
+  store: IndexStore,
+  term: PlannedTerm,
+  matching: Uint32Array,
+  words: number,
+  unions: WordUnions,
+): number | undefined {
   let first: Uint32Array | undefined;
   let second: Uint32Array | undefined;
+  let firstId = -1;
+  let secondId = -1;
   for (const { termId } of term.expansions.terms) {
     if (store.documentFrequency[termId] === 0) continue;
     const bits = store.termBits[termId];
     if (bits === undefined || bits.length < words || second !== undefined) return undefined;
-    if (first === undefined) first = bits;
-    else second = bits;
+    if (first === undefined) {
+      first = bits;
+      firstId = termId;
+    } else {
+      second = bits;
+      secondId = termId;
+    }
   }
   if (first === undefined) return undefined;
+  // Two forms: their union, kept from query to query (as fusedMatching).
+  if (second !== undefined && WORD_UNIONS.enabled) {
+    first = unions.union(store, firstId, first, secondId, second, words);
+    second = undefined;
+  }
   const alive = store.aliveBits;
   let count = 0;
   // No branch on empty words (as fusedMatching).

@@ -2,6 +2,7 @@ import { BLOCK_SIZE } from './accelerators';
 import { grownBits, grownInt32 } from './bitsets';
 import type { BlockScratch } from './block-scorer';
 import type { IndexStore } from './index-store';
+import { WordUnions } from './word-unions';
 
 /** Blocks by bound, highest first: a binary max-heap on typed arrays, built in one pass. */
 export class BlockHeap {
@@ -119,6 +120,9 @@ export class PruningScratch implements BlockScratch {
   }
 
   private marked = new MarkedSlots();
+
+  /** Per query word with two frequent forms, their bitsets' OR, kept from query to query (matching-bits.ts). */
+  readonly wordUnions = new WordUnions();
 
   /** The list of slots marked seen, emptied (reused from query to query). */
   markedSlots(): MarkedSlots {
