@@ -43,10 +43,11 @@ export class TextArena {
   private orderHead = 0;
   /** Counts removals and clears (and so compactions): a location noted before the count moved may be stale. */
   private removals = 0;
-  /** Per handle (see visitBytesAt): the key last visited under it. */
-  private readonly handleKeys: (string | undefined)[] = [];
-  /** Per handle: its key's location and the removal count then, at 2 × handle and 2 × handle + 1. */
-  private handleLocations = new Float64Array(0);
+  /**
+   * Per handle (see visitBytesAt), at 3 × handle: its key's location, the removal count then, and the tag it was
+   * noted under. NaN until noted (equal to nothing).
+   */
+  private handleNotes = new Float64Array(0);
 
   constructor(
     private readonly chunkBytes = 4 << 20,
@@ -93,21 +94,24 @@ export class TextArena {
   }
 
   /**
-   * As visitBytes, with `handle` a small integer the caller pairs with `key` (search: the agent's slot in the
-   * index). The key's location is noted under the handle, so the next visit of the same key under the same
-   * handle, with nothing removed meanwhile, skips the Map: a lookup among 100,000 keys was most of the cost of a
-   * search page's profiles. A handle is only a hint: a different key under it, or any removal, compaction or
-   * clear since, goes through the Map again. Handles index arrays: keep them dense, from 0.
+   * As visitBytes, with `handle` a small integer the caller pairs with `key` under `tag` (search: the agent's slot
+   * in the index, under the index's slot numbering). The key's location is noted under the handle, so the next
+   * visit under the same handle and tag, with nothing removed meanwhile, skips the Map: a lookup among 100,000 keys
+   * was most of the cost of a search page's profiles. The key itself is not read then (its string is a cache miss
+   * a hit, ~3 µs of a 20-hit page at 100,000 agents): the caller promises that under one tag a handle always
+   * stands for the same key, and uses a new tag when that may change. Any removal, compaction or clear since, or
+   * another tag, goes through the Map again. Handles index an array: keep them dense, from 0.
    */
-  visitBytesAt(handle: number, key: string, visit: (chunk: Buffer, start: number, end: number) => void): boolean {
-    const noted = this.handleLocations;
+  visitBytesAt(handle: number, tag: number, key: string, visit: (chunk: Buffer, start: number, end: number) => void): boolean {
+    const notes = this.handleNotes;
+    const at = 3 * handle;
     let location: number;
-    if (this.handleKeys[handle] === key && noted[2 * handle + 1] === this.removals) location = noted[2 * handle]!;
+    if (at + 2 < notes.length && notes[at + 2] === tag && notes[at + 1] === this.removals) location = notes[at]!;
     else {
       const found = this.locations.get(key);
       if (found === undefined) return false;
       location = found;
-      this.note(handle, key, location);
+      this.note(handle, tag, location);
     }
     this.visitLocation(location, visit);
     return true;
@@ -163,20 +167,16 @@ export class TextArena {
     visit(this.chunks[chunk]!, offset, offset + length);
   }
 
-  private note(handle: number, key: string, location: number): void {
-    const keys = this.handleKeys;
-    if (handle >= keys.length) {
-      // Pushed, not assigned past the end: a far index would turn the array sparse (a dictionary).
-      while (keys.length <= handle) keys.push(undefined);
-      if (2 * keys.length > this.handleLocations.length) {
-        const grown = new Float64Array(Math.max(2 * keys.length, 2 * this.handleLocations.length));
-        grown.set(this.handleLocations);
-        this.handleLocations = grown;
-      }
+  private note(handle: number, tag: number, location: number): void {
+    const at = 3 * handle;
+    if (at + 2 >= this.handleNotes.length) {
+      const grown = new Float64Array(Math.max(at + 3, 2 * this.handleNotes.length)).fill(NaN);
+      grown.set(this.handleNotes);
+      this.handleNotes = grown;
     }
-    keys[handle] = key;
-    this.handleLocations[2 * handle] = location;
-    this.handleLocations[2 * handle + 1] = this.removals;
+    this.handleNotes[at] = location;
+    this.handleNotes[at + 1] = this.removals;
+    this.handleNotes[at + 2] = tag;
   }
 
   /** Makes the current chunk one with room for `length` more bytes. */

@@ -13,10 +13,10 @@ afterEach(() => {
 
 /**
  * `count` new agents in a fresh directory, and SQLite's synchronous profile cache as search reads it
- * (agents.searchSync): `visited` lists what visitMany hands out (with `handles`, if given), `expected` what
- * getMany finds, both as [place in the ids asked, profile text].
+ * (agents.searchSync): `visited` lists what visitMany hands out (with `slots` as handles under `tag`, if given),
+ * `expected` what getMany finds, both as [place in the ids asked, profile text].
  */
-async function agentsWithProfiles(name: string, count: number, handles?: number[]) {
+async function agentsWithProfiles(name: string, count: number, slots?: number[]) {
   const dataDir = makeTempDir();
   dirs.push(dataDir);
   const config = createConfig({ dataDir: path.resolve(dataDir), demoData: false });
@@ -25,8 +25,9 @@ async function agentsWithProfiles(name: string, count: number, handles?: number[
   for (let i = 0; i < count; i++)
     ids.push((await services.agents.edits.create(agentInput({ name: `${name} ${i}` }), { emitEvents: false })).id);
   const { profiles } = services.agents.searchSync!;
-  const visited = (asked: string[]) => {
+  const visited = (asked: string[], tag = 1) => {
     const out: [number, string][] = [];
+    const handles = slots && { slots, tag };
     profiles.visitMany(asked, (index, bytes, start, end) => out.push([index, bytes.toString('utf8', start, end)]), handles);
     return out;
   };
@@ -62,8 +63,10 @@ describe('profile cache: visitMany', () => {
     expect(after).toEqual(expected(ids));
     expect(after.map(([index]) => index)).toEqual([0, 1, 3]);
     expect(after[1]![1]).toContain('Edited after it was noted');
-    // Another id under a handle noted for another agent: that id's profile.
+    // Other ids under the handles noted for other agents, under a new tag (search: after a compaction renumbered
+    // the slots): each id's own profile.
     const swapped = [ids[3]!, ids[0]!, ids[1]!, ids[2]!];
-    expect(visited(swapped)).toEqual(expected(swapped));
+    expect(visited(swapped, 2)).toEqual(expected(swapped));
+    expect(visited(swapped, 2)).toEqual(expected(swapped));
   });
 });

@@ -84,39 +84,41 @@ describe('TextArena', () => {
     expect(arena.allocatedBytes).toBeLessThanOrEqual(liveBytes + 3 * 1_000);
   });
 
-  it('visitBytesAt: a handle notes its key’s place, and never hands out a replaced, removed, moved or other key’s text', () => {
+  it('visitBytesAt: a handle notes its key’s place under a tag, and never hands out a replaced, removed or moved text, or another tag’s', () => {
     const arena = new TextArena(100, 50);
-    const at = (handle: number, key: string): string | undefined => {
+    const at = (handle: number, tag: number, key: string): string | undefined => {
       let visited: string | undefined;
-      const found = arena.visitBytesAt(handle, key, (chunk, start, end) => (visited = chunk.toString('utf8', start, end)));
+      const found = arena.visitBytesAt(handle, tag, key, (chunk, start, end) => (visited = chunk.toString('utf8', start, end)));
       expect(found).toBe(visited !== undefined);
       return visited;
     };
     arena.set('a', 'first a');
     arena.set('b', 'first b');
-    // A far handle first: the notes grow to it.
-    expect(at(5000, 'a')).toBe('first a');
-    expect(at(5000, 'a')).toBe('first a');
-    expect(at(1, 'b')).toBe('first b');
-    // The same handle with another key: that key's text.
-    expect(at(5000, 'b')).toBe('first b');
-    expect(at(5000, 'a')).toBe('first a');
+    // A far handle first: the notes grow to it; the handles below it are not noted (NaN), even under tag 0.
+    expect(at(5000, 1, 'a')).toBe('first a');
+    expect(at(5000, 1, 'a')).toBe('first a');
+    expect(at(0, 0, 'b')).toBe('first b');
+    expect(at(1, 1, 'b')).toBe('first b');
+    // The same handle with another key under another tag (the caller's slots were renumbered): that key's text.
+    expect(at(5000, 2, 'b')).toBe('first b');
+    expect(at(5000, 2, 'b')).toBe('first b');
+    expect(at(5000, 3, 'a')).toBe('first a');
     // Replaced (a removal, then an append elsewhere): the new text, not the noted place.
     arena.set('a', 'second a');
-    expect(at(5000, 'a')).toBe('second a');
+    expect(at(5000, 3, 'a')).toBe('second a');
     // Removed: none.
     arena.delete('b');
-    expect(at(1, 'b')).toBeUndefined();
+    expect(at(1, 1, 'b')).toBeUndefined();
     // Moved by a compaction (garbage over the floor): still the right text under a handle noted before it.
-    expect(at(7, 'a')).toBe('second a');
+    expect(at(7, 1, 'a')).toBe('second a');
     for (let i = 0; i < 40; i++) arena.set('churn', `churn text ${i}`);
     expect(arena.allocatedBytes).toBeLessThanOrEqual(200);
-    expect(at(7, 'a')).toBe('second a');
-    expect(at(8, 'churn')).toBe('churn text 39');
+    expect(at(7, 1, 'a')).toBe('second a');
+    expect(at(8, 1, 'churn')).toBe('churn text 39');
     arena.clear();
-    expect(at(7, 'a')).toBeUndefined();
+    expect(at(7, 1, 'a')).toBeUndefined();
     arena.set('a', 'third a');
-    expect(at(7, 'a')).toBe('third a');
+    expect(at(7, 1, 'a')).toBe('third a');
   });
 
   it('refuses a text larger than a chunk', () => {

@@ -20,14 +20,14 @@ export interface ProfileCache {
   /**
    * The same profiles, in the order of `ids`, each handed to `visit` as a byte range of a buffer (no view, no Map:
    * for answers that copy the bytes at once). `index` is the id's place in `ids`; ids without a profile are skipped.
-   * `handles`, when given, pairs each id with a small integer that is usually the same for the same id (search:
-   * the agent's slot in the index), so that the next visit finds the profile without a lookup by id
-   * (TextArena.visitBytesAt). Only a hint: a handle paired with another id since costs the lookup, never a wrong profile.
+   * `handles`, when given, pairs each id with a small integer (search: the agent's slot in the index), which under
+   * `handles.tag` stands for that id alone (search: the index's slot numbering, which a compaction renews), so
+   * that the next visit finds the profile without a lookup by id, or reading the id (TextArena.visitBytesAt).
    */
   visitMany(
     ids: readonly string[],
     visit: (index: number, bytes: Buffer, start: number, end: number) => void,
-    handles?: readonly number[],
+    handles?: { readonly slots: readonly number[]; readonly tag: number },
   ): void;
   /**
    * Fills the cache with the next slice of the directory (by id); true once
@@ -160,7 +160,8 @@ export function createProfileCache({
         let at = 0;
         const forward = (bytes: Buffer, start: number, end: number): void => visit(at, bytes, start, end);
         if (handles) {
-          for (; at < ids.length; at++) if (!profiles.visitBytesAt(handles[at]!, ids[at]!, forward)) break;
+          const { slots, tag } = handles;
+          for (; at < ids.length; at++) if (!profiles.visitBytesAt(slots[at]!, tag, ids[at]!, forward)) break;
         } else {
           for (; at < ids.length; at++) if (!profiles.visitBytes(ids[at]!, forward)) break;
         }

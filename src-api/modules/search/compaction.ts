@@ -120,6 +120,7 @@ export function compact(store: IndexStore, tieOrder = true): void {
   }
   store.alive.fill(0, live, oldSlotCount);
   store.docIds.length = live;
+  store.renumberSlots();
   store.tagPool = tagPool;
   store.tagPoolLength = poolLength;
   for (let tag = 0; tag < store.tagSlots.length; tag++) {

@@ -90,8 +90,24 @@ export interface RestOrder {
  */
 export const RESTRICTED_ORDERS = { enabled: true, max: 2_048 };
 
+/** The last slot numbering handed out (see IndexStore.slotNumbering): unique in the process. */
+let lastSlotNumbering = 0;
+
 export class IndexStore {
   readonly vocabulary = new Vocabulary();
+
+  /**
+   * Names the current numbering of slots, unique in the process: under one numbering a slot stands for one agent
+   * id (a new agent, or a new version of one, takes a new slot; a removed one leaves its slot dead), until a
+   * compaction renumbers them (`renumberSlots`). So (slot, numbering) names an id without reading it: the profile
+   * cache's handles (TextArena.visitBytesAt).
+   */
+  slotNumbering = ++lastSlotNumbering;
+
+  /** A new numbering (a compaction moved agents to other slots). */
+  renumberSlots(): void {
+    this.slotNumbering = ++lastSlotNumbering;
+  }
 
   // Per slot.
   capacity = 0;

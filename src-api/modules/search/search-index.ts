@@ -38,6 +38,11 @@ export class SearchIndex {
     return this.store.vocabulary;
   }
 
+  /** The slots' numbering (IndexStore.slotNumbering): under it, each hit's `slot` stands for its id alone. */
+  get slotNumbering(): number {
+    return this.store.slotNumbering;
+  }
+
   /** Listed agents in the index. */
   get size(): number {
     return this.store.liveCount;

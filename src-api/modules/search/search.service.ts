@@ -37,14 +37,15 @@ interface Ranked {
   hits: SearchHits;
   first: number;
   ids: string[];
-  /** The hits' slots in the index, as handles for the profile cache. */
+  /** The hits' slots in the index, as handles for the profile cache, under the index's slot numbering when ranked. */
   slots: number[];
+  slotNumbering: number;
 }
 
 /** Hands the profiles of `ids` that exist, in order, to `visit` as byte ranges (see ProfileCache.visitMany). */
 type VisitProfiles = (
   ids: readonly string[],
-  slots: readonly number[],
+  handles: { readonly slots: readonly number[]; readonly tag: number },
   visit: (index: number, bytes: Buffer, start: number, end: number) => void,
 ) => void;
 
@@ -117,7 +118,7 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
       ids.push(hits.hits[i]!.id);
       slots.push(hits.hits[i]!.slot);
     }
-    return { query, page, limit, hits, first, ids, slots };
+    return { query, page, limit, hits, first, ids, slots, slotNumbering: index.slotNumbering };
   }
 
   /**
@@ -126,10 +127,10 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
    * it is left out of both. Each profile's bytes go straight from the profile cache into the answer, its
    * closing brace (a profile is a JSON object) replaced by the score: no view, Map or object per hit.
    */
-  function pageJson({ query, page, limit, hits, first, ids, slots }: Ranked, visitProfiles: VisitProfiles): SearchPage {
+  function pageJson({ query, page, limit, hits, first, ids, slots, slotNumbering }: Ranked, visitProfiles: VisitProfiles): SearchPage {
     const json = new JsonBytes().raw(`{"query":${JSON.stringify(query)},"agents":[`);
     let written = 0;
-    visitProfiles(ids, slots, (i, bytes, start, end) => {
+    visitProfiles(ids, { slots, tag: slotNumbering }, (i, bytes, start, end) => {
       if (written++ > 0) json.raw(',');
       json.range(bytes, start, end - 1).raw(`,"score":${hits.hits[first + i]!.score}}`);
     });
@@ -145,7 +146,7 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
     // follower.seq is the change cursor the index (and so every answer computed now) has caught up to.
     const hit = key === undefined ? undefined : results!.get(key, follower.seq);
     if (hit) return hit;
-    const entry = pageJson(rank(params), (ids, slots, visit) => profiles.visitMany(ids, visit, slots));
+    const entry = pageJson(rank(params), (ids, handles, visit) => profiles.visitMany(ids, visit, handles));
     if (key !== undefined) results!.set(key, follower.seq, entry);
     return entry;
   }
@@ -159,7 +160,7 @@ export function createSearchService({ store, agents, cache = false }: SearchServ
     if (hit) return hit;
     const ranked = rank(params);
     const profiles = await agents.profilesJsonAsync(ranked.ids);
-    const entry = pageJson(ranked, (ids, _slots, visit) =>
+    const entry = pageJson(ranked, (ids, _handles, visit) =>
       ids.forEach((id, i) => {
         const bytes = profiles.get(id);
         if (bytes !== undefined) visit(i, bytes, 0, bytes.length);
