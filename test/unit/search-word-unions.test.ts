@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { matchingStats } from '../../src-api/modules/search/matching-bits';
 import { SearchIndex, type IndexableAgent } from '../../src-api/modules/search/search-index';
+import { thresholdStats } from '../../src-api/modules/search/threshold';
 import { WORD_UNIONS } from '../../src-api/modules/search/word-unions';
 import { seededRandom } from '../../src-api/lib/seeded-random';
 
 // Two words each in two forms, every form in over 512 descriptions (so each has a bitset), and a third word in one form.
 const FORMS = [['agent', 'agents'], ['model', 'models'], ['data']];
 
-function agent(i: number, description: string): IndexableAgent {
+function agent(i: number, description: string, name = `unit${i}`): IndexableAgent {
   return {
     id: `u-${i.toString(36).padStart(4, '0')}`,
-    name: `unit${i}`,
+    name,
     tagline: 'does things',
     description,
     author: 'author',
@@ -23,10 +24,20 @@ function agent(i: number, description: string): IndexableAgent {
   };
 }
 
+// A fifth of the names hold a form of a word too: three-word runs then split by the words in names (name-split.ts),
+// whose per-word name bitsets are unions as well.
 function corpus(size: number): IndexableAgent[] {
   const r = seededRandom(7);
+  const form = () => {
+    const forms = FORMS[r.int(FORMS.length)]!;
+    return forms[r.int(forms.length)]!;
+  };
   return Array.from({ length: size }, (_, i) =>
-    agent(i, `${FORMS.flatMap((forms) => (r.int(2) === 0 ? [forms[r.int(forms.length)]!] : [])).join(' ')} filler`),
+    agent(
+      i,
+      `${FORMS.flatMap((forms) => (r.int(2) === 0 ? [forms[r.int(forms.length)]!] : [])).join(' ')} filler`,
+      r.int(5) === 0 ? `unit${i} ${form()} ${form()}` : `unit${i}`,
+    ),
   );
 }
 
@@ -38,9 +49,11 @@ describe("a query word's two forms read as one union bitset", () => {
     const agents = corpus(6_000);
     for (const a of agents) index.apply(a);
     index.compact();
+    let split = 0;
     const expectExhaustive = () => {
       for (const q of QUERIES) {
         const pruned = index.search(q, 20, {}, 'pruned');
+        if (thresholdStats.split) split++;
         expect(matchingStats.path, q).toBe(q.includes(' ') ? 'fused' : 'single word');
         expect(pruned, q).toEqual(index.search(q, 20, {}, 'exhaustive'));
       }
@@ -59,6 +72,7 @@ describe("a query word's two forms read as one union bitset", () => {
     expectExhaustive();
     index.compact();
     expectExhaustive();
+    expect(split).toBeGreaterThan(0);
   });
 
   it('match what the pass gives with each form read on its own', () => {

@@ -52,7 +52,7 @@ export function buildAccelerators(store: IndexStore, tieOrder = true): void {
   const blockMinimum = Math.max(BLOCK_SIZE, blocks);
   const { baseOffsets, baseSlots, baseImpacts } = store;
   store.termBits = [];
-  store.termBitsStamp++;
+  store.bitsetsStamp++;
   store.blockMaxes = [];
   store.blockStarts = [];
   // Made on first use (IndexStore.impactColumn): a column is 2 bytes a slot, and most frequent words are never searched.
@@ -105,7 +105,7 @@ function orderByMaximum(maxes: Uint16Array): Int32Array {
 export function noteTailPosting(store: IndexStore, termId: number, slot: number): void {
   const bits = store.termBits[termId];
   if (bits === undefined) return;
-  store.termBitsStamp++;
+  store.bitsetsStamp++;
   const grown = grownBits(bits, (slot >>> 5) + 1);
   setBit(grown, slot);
   if (grown !== bits) store.termBits[termId] = grown;

@@ -44,6 +44,7 @@ export function buildImpactOrders(store: IndexStore, tieOrder = true): void {
   store.impactOrderValues = [];
   store.restMaxes = [];
   store.nameBits = [];
+  store.bitsetsStamp++;
   store.nameCounts = [];
   store.restOrderSlots = [];
   store.restOrderValues = [];

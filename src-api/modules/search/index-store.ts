@@ -164,8 +164,11 @@ export class IndexStore {
   /** Moves on when an agent's type changes in place, and at each compaction (slots renumbered): see type-lists.ts. */
   typeEpoch = 0;
   termBits: (Uint32Array | undefined)[] = [];
-  /** Moves on whenever any term's bitset changes (a bit set, or all rebuilt): what is derived from them (word-unions.ts) is stale. */
-  termBitsStamp = 0;
+  /**
+   * Moves on whenever any term's bitset or name bitset changes (a bit set, or all rebuilt): what is derived from
+   * them (word-unions.ts) is stale.
+   */
+  bitsetsStamp = 0;
   blockMaxes: (Uint16Array | undefined)[] = [];
   blockStarts: (Int32Array | undefined)[] = [];
   /** Per term with block maxima, its blocks ordered by block maximum, highest first. */

@@ -123,7 +123,7 @@ function fusedMatching(
       if (bits === undefined || bits.length < words || forms++ === 2) return undefined;
       if (forms === 1) firstId = termId;
       else if (WORD_UNIONS.enabled) {
-        sets[from] = unions.union(store, firstId, sets[from]!, termId, bits, words);
+        sets[from] = unions.union(store, unionKey(firstId, termId), [sets[from]!, bits], words);
         continue;
       }
       sets.push(bits);
@@ -169,6 +169,9 @@ function fusedMatching(
   }
   return count;
 }
+
+/** The key of two terms' bitsets' union (WordUnions), in either order. */
+const unionKey = (one: number, other: number): string => (one < other ? `${one} ${other}` : `${other} ${one}`);
 
 /** ORs the slots of every expansion of `term` into `target`: its bitset, or its postings for a term too rare to have one. */
 function orWordInto(store: IndexStore, term: PlannedTerm, target: Uint32Array, words: number): void {
@@ -229,7 +232,7 @@ function singleWordMatching(
   if (first === undefined) return undefined;
   // Two forms: their union, kept from query to query (as fusedMatching).
   if (second !== undefined && WORD_UNIONS.enabled) {
-    first = unions.union(store, firstId, first, secondId, second, words);
+    first = unions.union(store, unionKey(firstId, secondId), [first, second], words);
     second = undefined;
   }
   const alive = store.aliveBits;

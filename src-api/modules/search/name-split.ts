@@ -1,7 +1,9 @@
 import { grownInt32, orInto, popcount32 } from './bitsets';
 import type { IndexStore } from './index-store';
+import { scratchOf } from './pruning-scratch';
 import { SetReads, type RunLists, type Visitor } from './set-reads';
 import type { TopK } from './top-k';
+import { WORD_UNIONS } from './word-unions';
 
 /** `blocking`: the first name set still reaching the bar has read on by itself. */
 export const READ_ON = -2;
@@ -70,6 +72,8 @@ export class NameSplit {
   private readonly keys: Float64Array;
   /** Name sets reading on by themselves, and the bounds their reads give (set-reads.ts). */
   private readonly setReads: SetReads;
+  /** Per word, its expansions' term ids with name bitsets, joined by commas. */
+  private readonly nameKeys: string[] = [];
   /** Per word, the slots with it in their names (`wordNameBits`), once a set reads on by itself. */
   private wordBits: (Uint32Array | undefined)[] | undefined;
 
@@ -91,7 +95,7 @@ export class NameSplit {
     this.covered = new Uint8Array(1 << termCount);
     this.masks = Array.from({ length: 1 << termCount }, (_, mask) => mask);
     this.keys = new Float64Array(1 << termCount);
-    const nameKeys: string[] = [];
+    const nameKeys = this.nameKeys;
     const nameCounts: number[] = [];
     for (let t = 0, e = 0; t < termCount; t++) {
       const names: Uint32Array[] = [];
@@ -345,12 +349,14 @@ export class NameSplit {
     return count > room ? -1 : count;
   }
 
-  /** The slots with word t in their name: its one expansion's bitset, or the OR of several (made once a run). */
+  /** The slots with word t in their name: its one expansion's bitset, or the OR of several (kept from run to run: word-unions.ts). */
   private wordNameBits(t: number, words: number): Uint32Array | undefined {
     const names = this.wordNames[t]!;
     if (names.length <= 1) return names[0];
-    const union = new Uint32Array(words);
-    for (const name of names) orInto(union, name, words);
+    const union = WORD_UNIONS.enabled
+      ? scratchOf(this.store).wordUnions.union(this.store, `names ${this.nameKeys[t]!}`, names, words)
+      : new Uint32Array(words);
+    if (!WORD_UNIONS.enabled) for (const name of names) orInto(union, name, words);
     this.wordNames[t] = [union];
     return union;
   }
