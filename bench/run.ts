@@ -227,9 +227,22 @@ async function main(): Promise<void> {
     );
 
     // Each query class on its own (issue 13): ≥ 20 % of raw node:http and p99 ≤ 25 ms at 100,000 agents
-    // (≥ 1,000 req/s and p99 ≤ 50 ms at 1,000,000), with the result cache off.
-    await loadClasses(`http://127.0.0.1:${port}`, agents, baselineLoad.rps, 'cache off');
+    // (≥ 1,000 req/s and p99 ≤ 50 ms at 1,000,000), with the result cache off. Their ratios are to the highest of
+    // three raw loads: the first, one just before the classes and one just after. This machine's speed drifts
+    // within a run (raw read 15,121–25,952 req/s across runs of one hour), and a slow moment of a single baseline
+    // would flatter every ratio; the highest is the strictest bar.
+    const rawBefore = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    const uncachedLoads = await loadClasses(`http://127.0.0.1:${port}`, agents);
     rss.endPhase('search classes, cache off');
+    const rawAfter = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    const classBaseline = Math.max(baselineLoad.rps, rawBefore.rps, rawAfter.rps);
+    record(
+      'raw node:http just before and after the search classes',
+      '—',
+      `${fmt(rawBefore.rps)} and ${fmt(rawAfter.rps)} req/s: the classes' baseline is the highest of three, ${fmt(classBaseline)}`,
+      null,
+    );
+    recordClasses(uncachedLoads, classBaseline, 'cache off');
 
     const peakRss = rss.stop();
     record('server RSS under load (peak)', `≤ ${goals.rssMb} MB`, `${peakRss.toFixed(0)} MB`, peakRss <= goals.rssMb);
@@ -255,7 +268,7 @@ async function main(): Promise<void> {
     const cachedBase = `http://127.0.0.1:${cachedPort}/api/v1`;
     await waitForHealth(`${cachedBase}/health`, 60_000);
     await waitFor(cachedBase, (body) => body.agents_indexed >= options.agents && body.idle);
-    await loadClasses(`http://127.0.0.1:${cachedPort}`, agents, baselineLoad.rps, 'cache on');
+    recordClasses(await loadClasses(`http://127.0.0.1:${cachedPort}`, agents), classBaseline, 'cache on');
     cachedServer.kill('SIGTERM');
     await new Promise((resolve) => cachedServer.once('exit', resolve));
 
@@ -306,18 +319,29 @@ async function main(): Promise<void> {
   }
 }
 
-/** Each search class loaded on its own, against the baseline's req/s. */
-async function loadClasses(origin: string, agents: BenchAgent[], baselineRps: number, cache: 'cache off' | 'cache on'): Promise<void> {
+/** Each search class loaded on its own: its req/s and p99, in SEARCH_CLASSES order. */
+async function loadClasses(origin: string, agents: BenchAgent[]): Promise<{ rps: number; p99: number }[]> {
+  const loads: { rps: number; p99: number }[] = [];
   for (const kind of SEARCH_CLASSES) {
     const queries = classSearches(agents, kind, 1000);
     let at = 0;
-    const classLoad = await load(origin, () => {
-      const s = queries[at++ % queries.length]!;
-      if (kind === 'filtered POST') {
-        return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) };
-      }
-      return `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}`;
-    });
+    loads.push(
+      await load(origin, () => {
+        const s = queries[at++ % queries.length]!;
+        if (kind === 'filtered POST') {
+          return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) };
+        }
+        return `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}`;
+      }),
+    );
+  }
+  return loads;
+}
+
+/** The classes' loads (as loadClasses returns them) against the baseline's req/s. */
+function recordClasses(loads: { rps: number; p99: number }[], baselineRps: number, cache: 'cache off' | 'cache on'): void {
+  SEARCH_CLASSES.forEach((kind, i) => {
+    const classLoad = loads[i]!;
     const ratio = classLoad.rps / baselineRps;
     const met = classLoad.rps >= goals.classRps && ratio >= goals.classRatio && classLoad.p99 <= goals.classP99;
     record(
@@ -328,7 +352,7 @@ async function loadClasses(origin: string, agents: BenchAgent[], baselineRps: nu
       `${fmt(classLoad.rps)} req/s = ${(ratio * 100).toFixed(1)} %, p99 ${classLoad.p99} ms`,
       cache === 'cache off' ? met : null,
     );
-  }
+  });
 }
 
 type RequestSpec = string | { method: 'POST'; path: string; body: string };
