@@ -101,8 +101,8 @@ export const FUSED = { enabled: true };
  * Two or three words, each with one or two expansions with agents, every one in a bitset at least `words` long
  * (words most agents use), no capability filter: `matching` = AND over the words of the OR of their expansions'
  * bitsets, AND the live slots, in one pass instead of one per expansion and word; its count. Undefined otherwise.
- * A word's two forms are read as their union, kept from query to query (word-unions.ts). (A word's one bitset stands in as its second: V8 compiles these fixed shapes to tight loops, a loop over a list
- * of bitsets it does not.)
+ * A word's two forms are read as their union, kept from query to query (word-unions.ts). (A word's one bitset
+ * stands in as its second: V8 compiles these fixed shapes to tight loops, a loop over a list of bitsets it does not.)
  */
 function fusedMatching(
   store: IndexStore,

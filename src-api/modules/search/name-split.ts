@@ -353,10 +353,13 @@ export class NameSplit {
   private wordNameBits(t: number, words: number): Uint32Array | undefined {
     const names = this.wordNames[t]!;
     if (names.length <= 1) return names[0];
-    const union = WORD_UNIONS.enabled
-      ? scratchOf(this.store).wordUnions.union(this.store, `names ${this.nameKeys[t]!}`, names, words)
-      : new Uint32Array(words);
-    if (!WORD_UNIONS.enabled) for (const name of names) orInto(union, name, words);
+    let union: Uint32Array;
+    if (WORD_UNIONS.enabled) union = scratchOf(this.store).wordUnions.union(this.store, `names ${this.nameKeys[t]!}`, names, words);
+    else {
+      union = new Uint32Array(words);
+      for (const name of names) orInto(union, name, words);
+    }
+    // Read only from here on (the union may be shared with later runs).
     this.wordNames[t] = [union];
     return union;
   }

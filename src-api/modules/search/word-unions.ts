@@ -18,7 +18,7 @@ export class WordUnions {
 
   /**
    * The OR of `sets` over at least `words` words. `key` names them, the same key always the same bitsets of the
-   * store (their term ids, and which kind of bitset).
+   * store (their term ids, and which kind of bitset). Read only: the same array serves every query until the stamp moves.
    */
   union(store: IndexStore, key: string, sets: readonly Uint32Array[], words: number): Uint32Array {
     if (this.stamp !== store.bitsetsStamp) {
