@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import fs from 'node:fs';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashPassword } from '../../src-api/modules/accounts/passwords';
 import { subscribeConfirmed } from '../helpers/newsletter';
 import { startSmtpReceiver, tokenFromMail, type ReceivedMail, type SmtpReceiver } from '../helpers/smtp-receiver';
@@ -192,9 +192,14 @@ describe('POST /newsletter: double opt-in', () => {
     expect(response.status).toBe(202);
     const mail = await nextMailTo('patient@example.com', CONFIRM_SUBJECT, 0);
     expect((await server.post('/newsletter/confirm', { token: tokenFromMail(mail, '/dashboard/newsletter/confirm') })).status).toBe(200);
-    expect(
-      await count("SELECT max(attempt_count) AS n FROM mail_outbox WHERE to_address = 'patient@example.com' AND status = 'sent'"),
-    ).toBeGreaterThanOrEqual(2);
+    // The server marks the row sent after the SMTP server took the mail, so the mail may arrive first: wait for the mark.
+    await vi.waitFor(
+      async () =>
+        expect(
+          await count("SELECT max(attempt_count) AS n FROM mail_outbox WHERE to_address = 'patient@example.com' AND status = 'sent'"),
+        ).toBeGreaterThanOrEqual(2),
+      { timeout: 10_000, interval: 50 },
+    );
   });
 });
 
