@@ -80,6 +80,17 @@ describe('analyzer: in the index', () => {
     expect(ids(index.search('translate', 5).hits)).toContain(translator.id);
   });
 
+  it('finds a misspelt form of a word too far from every indexed form for the typo rule', () => {
+    // "translatr" is three edits from "translation" and from "translator"'s other forms but one from "translator"…
+    const translation = agent({ name: 'Polyglot', description: 'Document translation in real time.' });
+    const forms = indexOf([translation, deployer]);
+    expect(ids(forms.search('translatr', 5).hits)).toEqual([translation.id]);
+    // …and "deploymnt" three from "deploys" ("deploy" + "mnt" dropped).
+    expect(ids(forms.search('deploymnt', 5).hits)).toEqual([deployer.id]);
+    // A word that is none of these finds nothing.
+    expect(forms.search('quorvantix', 5).hits).toEqual([]);
+  });
+
   it('ranks the exact form above other forms', () => {
     const hits = ids(index.search('deployment', 5).hits);
     expect(hits.indexOf(exactForm.id)).toBeLessThan(hits.indexOf(otherForm.id));

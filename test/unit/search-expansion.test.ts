@@ -154,3 +154,28 @@ describe('expansion: completions', () => {
     expect(termReads.mock.calls.length).toBeLessThan(10);
   });
 });
+
+describe('expansion: misspelt forms', () => {
+  const words = ['translation', 'translations', 'deploys', 'deploy', 'agent', 'agents'];
+  const { store } = storeOf(words, () => 5);
+  const termsOf = (query: string): string[] =>
+    new QueryExpander(store)
+      .expand(query, false)
+      .terms.map(({ termId }) => store.vocabulary.term(termId))
+      .sort();
+
+  it('takes the word less its last one to three letters as a stem when nothing else matches', () => {
+    // Three edits from every indexed form: no typo matches.
+    expect(termsOf('translatr')).toEqual(['translation', 'translations']);
+    expect(termsOf('deploymnt')).toEqual(['deploy', 'deploys']);
+    for (const { factor } of new QueryExpander(store).expand('deploymnt', false).terms) expect(factor).toBe(0.4);
+  });
+
+  it('is not tried when the word matches otherwise, nor for stems under five letters', () => {
+    // One edit from "agents": a typo; as a misspelt form it would also bring "agent".
+    expect(termsOf('agentsx')).toEqual(['agents']);
+    expect(termsOf('agenxyz')).toEqual([]);
+    expect(termsOf('agentxyzw')).toEqual([]);
+    expect(termsOf('quorvantix')).toEqual([]);
+  });
+});

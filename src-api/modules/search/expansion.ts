@@ -7,7 +7,7 @@ import type { EditAllowance } from './typo-index';
  * (exact 1.0; other forms of the word, by stem, 0.9; prefix completions
  * 0.6–0.9, closer to 0.9 the less is missing;
  * typos 0.4–0.5 for one edit and 0.24–0.3 for two, higher with more trigrams
- * in common).
+ * in common; a misspelt form of a word, found by its stem, 0.4).
  */
 
 const PREFIX_MIN_LENGTH = 2;
@@ -35,6 +35,11 @@ const EXPANSION_CACHE_SIZE = 10_000;
 const STEM_FACTOR = 0.9;
 /** A word with the same stem is at most this much longer than the stem ("summar" + "izations"). */
 const MAX_STEM_SUFFIX_LENGTH = 8;
+/** A misspelt form ("translatr"): its last 1–3 letters dropped, what is left (5 letters or more) taken as a stem. */
+const FORM_TYPO_MAX_CUT = 3;
+const FORM_TYPO_MIN_STEM_LENGTH = 5;
+/** As a one-edit typo with little in common (FUZZY_FACTOR[1] × 0.8). */
+const FORM_TYPO_FACTOR = 0.4;
 
 export interface Expansions {
   terms: { termId: number; factor: number }[];
@@ -84,14 +89,8 @@ export class QueryExpander {
     }
 
     if (term.length >= MIN_STEM_LENGTH) {
-      // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query
-      // word. A word stemming leaves as it is has this stem only if it is the stem: only those two kinds are visited.
-      const stem = stemOf(term);
-      vocabulary.forEachStemmableWithPrefix(stemPrefix(stem), vocabulary.idOf(stem), (termId) => {
-        if (termId === exact || frequency(termId) === 0) return;
-        const word = vocabulary.term(termId);
-        if (word.length > stem.length + MAX_STEM_SUFFIX_LENGTH || stemOf(word) !== stem) return;
-        if ((factors.get(termId) ?? 0) < STEM_FACTOR) factors.set(termId, STEM_FACTOR);
+      this.forEachWithStem(stemOf(term), (termId) => {
+        if (termId !== exact && (factors.get(termId) ?? 0) < STEM_FACTOR) factors.set(termId, STEM_FACTOR);
       });
     }
 
@@ -109,11 +108,37 @@ export class QueryExpander {
       }
     }
 
+    if (factors.size === 0) this.addFormTypos(term, factors);
+
     const expansions: Expansions = {
       terms: [...factors].map(([termId, factor]) => ({ termId, factor })),
       exactFrequency,
     };
     this.cache.set(cacheKey, expansions);
     return expansions;
+  }
+
+  /**
+   * A misspelt form of a word may be too far from every form the index holds for the typo rule: "translatr" is
+   * three edits from "translation", "deploymnt" from "deploy". When nothing else matched, the word less its last
+   * one to three letters is tried as a stem ("translat", "deploy"): the longest such stem that indexed words have.
+   */
+  private addFormTypos(term: string, factors: Map<number, number>): void {
+    for (let cut = 1; cut <= FORM_TYPO_MAX_CUT && term.length - cut >= FORM_TYPO_MIN_STEM_LENGTH; cut++) {
+      this.forEachWithStem(stemOf(term.slice(0, -cut)), (termId) => factors.set(termId, FORM_TYPO_FACTOR));
+      if (factors.size > 0) return;
+    }
+  }
+
+  /** The indexed words (document frequency above 0) whose stem is `stem`. */
+  private forEachWithStem(stem: string, visit: (termId: number) => void): void {
+    const { vocabulary } = this.store;
+    // Words sharing the stem all start with its prefix: a bounded prefix scan, each candidate stemmed once per query
+    // word. A word stemming leaves as it is has this stem only if it is the stem: only those two kinds are visited.
+    vocabulary.forEachStemmableWithPrefix(stemPrefix(stem), vocabulary.idOf(stem), (termId) => {
+      if (this.store.documentFrequencyOf(termId) === 0) return;
+      const word = vocabulary.term(termId);
+      if (word.length <= stem.length + MAX_STEM_SUFFIX_LENGTH && stemOf(word) === stem) visit(termId);
+    });
   }
 }
