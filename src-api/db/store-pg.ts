@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { is, SQL } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { openPostgres, type OpenPostgresOptions, type PgDb } from './client-pg';
@@ -7,13 +6,14 @@ import * as schemaPg from './schema-pg';
 import type { Db } from './client';
 import type { ExclusiveRun, Store, Tables } from './store';
 import { commitStep, runCommitSteps, runCommitted, sqliteTables, type CommitSteps } from './store-sqlite';
+import { TransactionScopes } from './transaction-scopes';
 
 /**
  * The Store on PostgreSQL: drizzle's node-postgres driver over a pool. Outside
  * a transaction each statement takes any pooled connection (autocommit); a
  * transaction holds one connection from BEGIN to COMMIT (drizzle's
  * db.transaction), and the store calls inside it find that connection in an
- * AsyncLocalStorage scope. Concurrent transactions run side by side, isolated
+ * AsyncLocalStorage scope (transaction-scopes.ts). Concurrent transactions run side by side, isolated
  * by PostgreSQL (READ COMMITTED unless asked otherwise): read-then-write needs
  * forUpdate(), a unique key, or an atomic UPDATE (see README.md).
  */
@@ -45,15 +45,12 @@ export async function openPgStore(url: string, options: OpenPostgresOptions = {}
 }
 
 export function pgStore(pg: PgDb): Store {
-  const scopes = new AsyncLocalStorage<Scope>();
+  const scopes = new TransactionScopes<Scope>();
   const tables = pgTablesByName();
   // The pool's own settings (URL, connect timeout) for the listening connection.
   const listener = pgListener(pg.$client.options);
 
-  const current = (): Scope | undefined => {
-    const scope = scopes.getStore();
-    return scope && !scope.done ? scope : undefined;
-  };
+  const current = (): Scope | undefined => scopes.current();
   const handle = (): PgDb | PgTransaction => current()?.tx ?? pg;
   // The builders are typed as SQLite's (store.ts); at run time they are node-postgres ones, thenable.
   const run = <T>(query: unknown) => query as PromiseLike<T>;
@@ -98,9 +95,11 @@ export function pgStore(pg: PgDb): Store {
       };
       // Inside a transaction drizzle makes the nested one a savepoint (and ignores the isolation level).
       if (outer) return outer.tx.transaction(body);
-      const result = await pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
-      runCommitted(committed);
-      return result;
+      return scopes.outermost(async () => {
+        const result = await pg.transaction(body, options.isolation ? { isolationLevel: options.isolation } : undefined);
+        runCommitted(committed);
+        return result;
+      });
     },
 
     async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {

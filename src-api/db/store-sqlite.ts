@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Statement } from 'better-sqlite3';
 import { is, SQL } from 'drizzle-orm';
 import { SQLiteTable } from 'drizzle-orm/sqlite-core';
@@ -6,6 +5,7 @@ import { createMutex } from '../lib/mutex';
 import type { Db } from './client';
 import * as schema from './schema';
 import type { ExclusiveRun, Store, Tables } from './store';
+import { TransactionScopes } from './transaction-scopes';
 
 /**
  * The Store on SQLite: drizzle over the one better-sqlite3 connection, whose
@@ -15,7 +15,7 @@ import type { ExclusiveRun, Store, Tables } from './store';
  * inside it (and be rolled back with it, or read what it has not committed).
  * So a transaction holds a lock from BEGIN to COMMIT, and a statement outside
  * it waits while the lock is held; a statement inside finds its transaction in
- * an AsyncLocalStorage scope. With no transaction open a statement runs at
+ * an AsyncLocalStorage scope (transaction-scopes.ts). With no transaction open a statement runs at
  * once, as before the seam.
  */
 
@@ -84,7 +84,7 @@ export function sqliteDbOf(store: Store): Db | undefined {
 function createSqliteStore(db: Db): Store {
   const client = db.$client;
   const lock = createMutex();
-  const scopes = new AsyncLocalStorage<Scope>();
+  const scopes = new TransactionScopes<Scope>();
   const begin = client.prepare('BEGIN IMMEDIATE');
   const commit = client.prepare('COMMIT');
   const rollback = client.prepare('ROLLBACK');
@@ -111,10 +111,7 @@ function createSqliteStore(db: Db): Store {
     return statement.run(...params);
   };
 
-  const current = (): Scope | undefined => {
-    const scope = scopes.getStore();
-    return scope && !scope.done ? scope : undefined;
-  };
+  const current = (): Scope | undefined => scopes.current();
 
   /** Runs a statement now, unless another caller's transaction is open: then once it has ended. */
   const gated = async <T>(statement: () => T): Promise<T> => {
@@ -143,6 +140,31 @@ function createSqliteStore(db: Db): Store {
     }
   };
 
+  /** A transaction not inside another: BEGIN IMMEDIATE … COMMIT, holding the lock throughout. */
+  const outermost = async <T>(work: () => Promise<T>): Promise<T> => {
+    const release = await lock.acquire();
+    const scope: Scope = { done: false, savepoints: 0, committed: [], steps: new Map() };
+    let result: T;
+    try {
+      begin.run();
+      try {
+        result = await scopes.run(scope, work);
+        if (scope.steps.size > 0) await scopes.run(scope, () => runCommitSteps(scope.steps));
+        scope.done = true;
+        commit.run();
+      } catch (error) {
+        scope.done = true;
+        if (client.inTransaction) rollback.run();
+        throw error;
+      }
+    } finally {
+      release();
+    }
+    // After the lock is given back: a callback may start the next transaction.
+    runCommitted(scope.committed);
+    return result;
+  };
+
   return {
     dialect: 'sqlite',
     db,
@@ -156,27 +178,7 @@ function createSqliteStore(db: Db): Store {
     async transaction(work) {
       const outer = current();
       if (outer) return savepoint(outer, work);
-      const release = await lock.acquire();
-      const scope: Scope = { done: false, savepoints: 0, committed: [], steps: new Map() };
-      let result;
-      try {
-        begin.run();
-        try {
-          result = await scopes.run(scope, work);
-          if (scope.steps.size > 0) await scopes.run(scope, () => runCommitSteps(scope.steps));
-          scope.done = true;
-          commit.run();
-        } catch (error) {
-          scope.done = true;
-          if (client.inTransaction) rollback.run();
-          throw error;
-        }
-      } finally {
-        release();
-      }
-      // After the lock is given back: a callback may start the next transaction.
-      runCommitted(scope.committed);
-      return result;
+      return scopes.outermost(() => outermost(work));
     },
 
     async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {

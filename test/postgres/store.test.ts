@@ -1,3 +1,4 @@
+import { executionAsyncId } from 'node:async_hooks';
 import { count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src-api/db/store';
@@ -175,6 +176,33 @@ describe.each(stores.dialects)('the store on $dialect', ({ dialect, open }) => {
       later = new Promise((resolve) => setTimeout(resolve, 10)).then(() => store.inTransaction);
     });
     expect(await later).toBe(false);
+  });
+
+  it('switches its scopes off between transactions (no async hooks then), and on for the next', async () => {
+    // With Node's async hooks off, code after an await runs with no async id.
+    const asyncIdAfterAwait = async (): Promise<number> => {
+      await null;
+      return executionAsyncId();
+    };
+    await store.transaction(async () => {
+      await insertAgent('agt_scope_one');
+    });
+    expect(await asyncIdAfterAwait()).toBe(0);
+    // The next transaction finds its scope again through promises and a timer: all its writes roll back with it.
+    let idInside = 0;
+    const undone = store.transaction(async () => {
+      await insertAgent('agt_scope_two');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await setVersion('agt_scope_two', 7);
+      expect(store.inTransaction).toBe(true);
+      idInside = await asyncIdAfterAwait();
+      throw new Error('undo');
+    });
+    await expect(undone).rejects.toThrow('undo');
+    expect(idInside).not.toBe(0);
+    expect(await agentById('agt_scope_two')).toBeUndefined();
+    expect(await versionOf('agt_scope_one')).toBe(1);
+    expect(await asyncIdAfterAwait()).toBe(0);
   });
 
   it('afterCommit runs once the outermost transaction has committed, never after a rollback', async () => {
