@@ -6,7 +6,7 @@ import { RESTRICTED_ORDERS, type IndexStore } from '../../src-api/modules/search
 import { setReadStats } from '../../src-api/modules/search/set-reads';
 import { hasBit } from '../../src-api/modules/search/bitsets';
 import { pruningStats } from '../../src-api/modules/search/pruned';
-import { BATCHED_VISITS, thresholdStats } from '../../src-api/modules/search/threshold';
+import { ADAPTIVE, BATCHED_VISITS, thresholdStats } from '../../src-api/modules/search/threshold';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { seededRandom } from '../../src-api/lib/seeded-random';
 
@@ -60,10 +60,15 @@ function expectSame(index: SearchIndex, seed: number, count: number): number {
 describe('threshold algorithm split by the name field', () => {
   // Two words from the start too, to test them (the service starts their split late, see NAME_SPLIT).
   const defaults = { ...NAME_SPLIT };
+  // Small chunks (the service reads up to 256 agents a round): on 12,000 agents the runs then take enough rounds to
+  // reach every path of the split (sets stopped and resumed, sets reading on by themselves).
+  const chunks = { chunk: ADAPTIVE.chunk, chunkEvery: ADAPTIVE.chunkEvery };
   beforeAll(() => {
     NAME_SPLIT.earlyWords = 2;
+    Object.assign(ADAPTIVE, { chunk: 32, chunkEvery: 16 });
     return () => {
       Object.assign(NAME_SPLIT, defaults);
+      Object.assign(ADAPTIVE, chunks);
     };
   });
 
@@ -97,6 +102,13 @@ describe('threshold algorithm split by the name field', () => {
       if (readOn) expect(setReads).toBeGreaterThan(20);
       else expect(setReads).toBe(0);
     }
+    // And with the service's chunks.
+    Object.assign(NAME_SPLIT, defaults, { earlyWords: 2, lateAfter: 64 });
+    Object.assign(ADAPTIVE, chunks);
+    onTestFinished(() => void Object.assign(ADAPTIVE, { chunk: 32, chunkEvery: 16 }));
+    setReads = 0;
+    expect(expectSame(index, 55, 120)).toBeGreaterThan(10);
+    expect(setReads).toBeGreaterThan(0);
   });
 
   it('scores runs of visits together (impacts read term by term) with the same hits as one at a time', () => {

@@ -54,8 +54,15 @@ export const TIE_ORDER = { enabled: true };
  * (bench/search-classes.ts --ab-fill, CPU time, best of 6 alternating rounds) one common word 19 -> 17 µs, two
  * 67 -> 54, the other classes unchanged within the noise (the same hits: reading more never changes them, only
  * when the run stops).
+ * `chunk` and `chunkEvery` also cap what a name set reading on by itself visits at a time (name-split.ts). A round
+ * costs about 0.5-0.8 µs of bounds (every name set's, then the set's own read and a batch to score) whatever it
+ * reads, so chunks of 256 (at least one per 8 agents read) beat 32 (one per 16) though the runs read a little
+ * further: in-process, index only, best of 10 alternating rounds (scratch A/B of the constants), at 100,000 agents
+ * three common words 15.1 -> 6.0 rounds, 453 -> 504 agents, x0.88-0.90 the time; two words 20.8 -> 14.4 rounds,
+ * x0.90-0.92; at 1,000,000 (5 rounds) three words 48.9 -> 22.2 rounds, x0.935, two x0.927; one word, prefix and
+ * filtered unchanged (their runs end in two rounds).
  */
-export const ADAPTIVE = { enabled: true, chunk: 32, chunkEvery: 16, stepEvery: 256, fill: true, fullStep: 16 };
+export const ADAPTIVE = { enabled: true, chunk: 256, chunkEvery: 8, stepEvery: 256, fill: true, fullStep: 16 };
 
 /** For measurements: visits scored through `scoreBlock` when off. */
 export const SLOT_SCORER = { enabled: true };
