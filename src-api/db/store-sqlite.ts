@@ -141,7 +141,7 @@ function createSqliteStore(db: Db): Store {
   };
 
   /** A transaction not inside another: BEGIN IMMEDIATE … COMMIT, holding the lock throughout. */
-  const outermost = async <T>(work: () => Promise<T>): Promise<T> => {
+  const beginToCommit = async <T>(work: () => Promise<T>): Promise<T> => {
     const release = await lock.acquire();
     const scope: Scope = { done: false, savepoints: 0, committed: [], steps: new Map() };
     let result: T;
@@ -178,7 +178,7 @@ function createSqliteStore(db: Db): Store {
     async transaction(work) {
       const outer = current();
       if (outer) return savepoint(outer, work);
-      return scopes.outermost(() => outermost(work));
+      return scopes.outermost(() => beginToCommit(work));
     },
 
     async runExclusive<T>(job: string, work: () => Promise<T>): Promise<ExclusiveRun<T>> {
