@@ -192,7 +192,7 @@ function createSqliteStore(db: Db): Store {
     },
 
     listen() {
-      throw new Error('store.listen() is PostgreSQL only: SQLite readers see other connections\' writes by reading');
+      throw new Error("store.listen() is PostgreSQL only: SQLite readers see other connections' writes by reading");
     },
 
     get inTransaction() {
