@@ -5,9 +5,11 @@
  * (`--ab-id-ranks`: only the id ranks of top-k.ts, against id strings; `--ab-names`: only the name split of
  * name-split.ts; `--ab-fused`: only the one-pass matching bits of matching-bits.ts; `--ab-collect`: only name-split.ts's one-pass count
  * and cover of a name set; `--ab-fill`: only threshold.ts's bigger steps in step, ADAPTIVE.fill; `--ab-cuts`: only
- * set-reads.ts's orders cut to a name word's agents, RESTRICTED_ORDERS).
+ * set-reads.ts's orders cut to a name word's agents, RESTRICTED_ORDERS; `--ab-chunks`: ADAPTIVE's chunks as they are,
+ * "new", against 32 agents, at least one per 16 read, "old").
  *
- *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5] [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect | --ab-fill | --ab-cuts]
+ *   npx tsx bench/search-classes.ts --agents 100000 [--rounds 5]
+ *     [--ab | --ab-id-ranks | --ab-names | --ab-fused | --ab-collect | --ab-fill | --ab-cuts | --ab-chunks]
  *
  * Not a test: numbers depend on the machine; compare within one run.
  */
@@ -35,7 +37,8 @@ const abFused = process.argv.includes('--ab-fused');
 const abCollect = process.argv.includes('--ab-collect');
 const abFill = process.argv.includes('--ab-fill');
 const abCuts = process.argv.includes('--ab-cuts');
-const ab = abIdRanks || abNames || abFused || abCollect || abFill || abCuts || process.argv.includes('--ab');
+const abChunks = process.argv.includes('--ab-chunks');
+const ab = abIdRanks || abNames || abFused || abCollect || abFill || abCuts || abChunks || process.argv.includes('--ab');
 ADAPTIVE.chunk = arg('--chunk', ADAPTIVE.chunk);
 // From how many words the split runs from the start of a run (shorter queries start it late: see NAME_SPLIT).
 NAME_SPLIT.earlyWords = arg('--name-min-words', NAME_SPLIT.earlyWords);
@@ -83,6 +86,15 @@ function measure(queries: Search[]): { us: number; p99: number; done: number; ga
   };
 }
 
+/** ADAPTIVE's chunk settings: `on` as given, off the old ones. */
+function chunksToggle(on: Partial<typeof ADAPTIVE>, off: Partial<typeof ADAPTIVE>): { enabled: boolean } {
+  return {
+    set enabled(value: boolean) {
+      Object.assign(ADAPTIVE, value ? on : off);
+    },
+  };
+}
+
 /** The paths under test, switched off for the "old" rounds of `--ab`. */
 const TOGGLES: { enabled: boolean }[] = abIdRanks
   ? [ID_RANKS]
@@ -102,7 +114,9 @@ const TOGGLES: { enabled: boolean }[] = abIdRanks
             ]
           : abCuts
             ? [RESTRICTED_ORDERS]
-            : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
+            : abChunks
+              ? [chunksToggle({ chunk: ADAPTIVE.chunk, chunkEvery: ADAPTIVE.chunkEvery }, { chunk: 32, chunkEvery: 16 })]
+              : [TIE_ORDER, SWEEP, ADAPTIVE, SLOT_SCORER];
 const variants = ab ? [false, true] : [true];
 const best = new Map<string, ReturnType<typeof measure>>();
 for (let round = 0; round < rounds; round++) {

@@ -57,10 +57,12 @@ export const TIE_ORDER = { enabled: true };
  * `chunk` and `chunkEvery` also cap what a name set reading on by itself visits at a time (name-split.ts). A round
  * costs about 0.5-0.8 µs of bounds (every name set's, then the set's own read and a batch to score) whatever it
  * reads, so chunks of 256 (at least one per 8 agents read) beat 32 (one per 16) though the runs read a little
- * further: in-process, index only, best of 10 alternating rounds (scratch A/B of the constants), at 100,000 agents
- * three common words 15.1 -> 6.0 rounds, 453 -> 504 agents, x0.88-0.90 the time; two words 20.8 -> 14.4 rounds,
- * x0.90-0.92; at 1,000,000 (5 rounds) three words 48.9 -> 22.2 rounds, x0.935, two x0.927; one word, prefix and
- * filtered unchanged (their runs end in two rounds).
+ * further. At 100,000 agents three common words take 6.0 rounds a query, not 15.1, and read 504 agents, not 453;
+ * two words 14.4 rounds, not 20.8. In-process, index only, each class on its own for 1,000 queries, best of 10
+ * alternating rounds: three words x0.88-0.90 the time, two x0.90-0.92; at 1,000,000 agents three x0.935, two
+ * x0.927; through searchJson (`bench/search-service-ab.ts --base`) three words 83.7 -> 75.9 µs. With the classes
+ * interleaved (`bench/search-classes.ts --ab-chunks`, colder caches) three runs read three words x0.86-0.99, two
+ * x0.93-1.00. One word, prefix and filtered runs end in two rounds either way.
  */
 export const ADAPTIVE = { enabled: true, chunk: 256, chunkEvery: 8, stepEvery: 256, fill: true, fullStep: 16 };
 
