@@ -7,7 +7,7 @@
  * `--ab-id-ranks` instead compares this checkout with itself, TopK breaking ties on id strings ("base") or id ranks.
  *
  *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact,mixed]
- *     [--per-query] [--first-only] [--slowest 10]
+ *     [--per-query] [--first-only] [--slowest 10] [--allow-different]
  *
  * Class `mixed` is the bench's mixed search load (`mixedSearches`, its first 1,000), not one of the issue's classes.
  *
@@ -40,6 +40,8 @@ const profileFile = argument('profile');
  * answers compared; no repeated rounds.
  */
 const firstOnly = process.argv.includes('--first-only');
+/** `--allow-different`: answers that differ between the variants are counted, not an error (a change meant to alter them). */
+const allowDifferent = process.argv.includes('--allow-different');
 /** `--slowest N`: after each class, its N slowest queries in the first pass (the last variant's times), to find outliers. */
 const slowest = Number(argument('slowest') ?? 0);
 
@@ -131,12 +133,16 @@ for (const kind of classes) {
   }
   // Profiles show the steady state: from the end of the first class's first pass.
   if (profileFile && !process.argv.includes('--profile-first') && kind === classes[0]) await session.post('Profiler.start');
-  // The answers must be byte for byte the same.
+  // The answers must be byte for byte the same (with --allow-different: counted, for a change that means to differ).
   if (variants.length === 2) {
+    let different = 0;
     for (const query of queries) {
       const [a, b] = await Promise.all(variants.map(async (variant) => (await variant.searchJson(query)).json));
-      if (!a!.equals(b!)) throw new Error(`${kind}: different answers for ${JSON.stringify(query)}`);
+      if (a!.equals(b!)) continue;
+      if (!allowDifferent) throw new Error(`${kind}: different answers for ${JSON.stringify(query)}`);
+      different++;
     }
+    if (allowDifferent) console.log(`${kind}: ${different} of ${queries.length} answers differ`);
   }
   if (firstOnly) {
     const figures = variants.map((variant, v) => `${variant.name} first ${cold[v]!.toFixed(0)} µs`).join(', ');

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { porterMayChange, stemOf, stemPrefix } from '../../src-api/modules/search/analyzer';
-import { QueryExpander, allowedEdits } from '../../src-api/modules/search/expansion';
+import { QueryExpander, allowedEdits, knownWordEdits } from '../../src-api/modules/search/expansion';
 import type { IndexStore } from '../../src-api/modules/search/index-store';
 import { Vocabulary } from '../../src-api/modules/search/vocabulary';
 import { seededRandom } from '../../src-api/lib/seeded-random';
@@ -98,7 +98,7 @@ function expandBySorting(store: IndexStore, term: string): { termId: number; fac
   const exactFrequency = exact === undefined ? 0 : frequency(exact);
   if (term.length >= 4 && exactFrequency < 10) {
     const near = vocabulary
-      .fuzzyMatches(term, allowedEdits)
+      .fuzzyMatches(term, exactFrequency > 0 ? knownWordEdits : allowedEdits)
       .filter(({ termId }) => frequency(termId) > 0)
       .sort((a, b) => a.distance - b.distance || b.similarity - a.similarity || frequency(b.termId) - frequency(a.termId))
       .slice(0, 8);
@@ -152,6 +152,35 @@ describe('expansion: completions', () => {
     // The stem scan ("calt") passes over the terms stemming leaves alone (all of these) without reading them: only
     // the six completions' lengths are read.
     expect(termReads.mock.calls.length).toBeLessThan(10);
+  });
+});
+
+describe('expansion: typos', () => {
+  const words = ['kubernetes', 'kubernets', 'kubernotes', 'kubrnetis'];
+  const { store } = storeOf(words, () => 3);
+  const near = (query: string) =>
+    new QueryExpander(store)
+      .expand(query, false)
+      .terms.map(({ termId, factor }) => [store.vocabulary.term(termId), factor < 0.35 ? 2 : factor < 1 ? 1 : 0])
+      .sort();
+
+  it('looks two edits away for a word no agent uses, one for a word some agent uses', () => {
+    // "kubrnetes" is unknown: one edit from "kubernetes", two from "kubernets", "kubernotes" and "kubrnetis".
+    expect(near('kubrnetes')).toEqual([
+      ['kubernetes', 1],
+      ['kubernets', 2],
+      ['kubernotes', 2],
+      ['kubrnetis', 1],
+    ]);
+    // "kubernets" is some agent's word: its one-edit neighbours only ("kubrnetis" is two away).
+    expect(near('kubernets')).toEqual([
+      ['kubernetes', 1],
+      ['kubernets', 0],
+    ]);
+    expect(near('kubernotes')).toEqual([
+      ['kubernetes', 1],
+      ['kubernotes', 0],
+    ]);
   });
 });
 
