@@ -94,9 +94,11 @@ describe('TextArena', () => {
     };
     arena.set('a', 'first a');
     arena.set('b', 'first b');
-    // A far handle first: the notes grow to it; the handles below it are not noted (NaN), even under tag 0.
+    // A far handle first (its page of notes made): the handles below it, on its page or not, are not noted (NaN),
+    // even under tag 0.
     expect(at(5000, 1, 'a')).toBe('first a');
     expect(at(5000, 1, 'a')).toBe('first a');
+    expect(at(4999, 0, 'b')).toBe('first b');
     expect(at(0, 0, 'b')).toBe('first b');
     expect(at(1, 1, 'b')).toBe('first b');
     // The same handle with another key under another tag (the caller's slots were renumbered): that key's text.
