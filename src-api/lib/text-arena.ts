@@ -47,7 +47,7 @@ export class TextArena {
    * Per handle (see visitBytesAt), in pages of NOTE_PAGE handles made on first use, at 3 × (handle mod NOTE_PAGE):
    * its key's location, the removal count then, and the tag it was noted under. NaN until noted (equal to nothing).
    * Pages, not one array grown by doubling: at 1,000,000 agents that array reached 24 MB, and filling and copying it
-   * on each growth took ~140 ms of the first searches' time (a third of their profile reads) in stalls of tens of ms.
+   * on each growth took ~140 ms of the first searches' time, in stalls of tens of ms.
    */
   private handlePages: (Float64Array | undefined)[] = [];
 
@@ -105,15 +105,19 @@ export class TextArena {
    * another tag, goes through the Map again. Handles index an array: keep them dense, from 0.
    */
   visitBytesAt(handle: number, tag: number, key: string, visit: (chunk: Buffer, start: number, end: number) => void): boolean {
-    const notes = this.handlePages[handle >>> NOTE_PAGE_BITS];
+    const page = handle >>> NOTE_PAGE_BITS;
     const at = 3 * (handle & (NOTE_PAGE - 1));
+    let notes = this.handlePages[page];
     let location: number;
     if (notes !== undefined && notes[at + 2] === tag && notes[at + 1] === this.removals) location = notes[at]!;
     else {
       const found = this.locations.get(key);
       if (found === undefined) return false;
       location = found;
-      this.note(handle, tag, location);
+      notes ??= this.handlePages[page] = new Float64Array(3 * NOTE_PAGE).fill(NaN);
+      notes[at] = location;
+      notes[at + 1] = this.removals;
+      notes[at + 2] = tag;
     }
     this.visitLocation(location, visit);
     return true;
@@ -167,15 +171,6 @@ export class TextArena {
     const chunk = Math.floor(high / OFFSET_BITS);
     const offset = high - chunk * OFFSET_BITS;
     visit(this.chunks[chunk]!, offset, offset + length);
-  }
-
-  private note(handle: number, tag: number, location: number): void {
-    const page = handle >>> NOTE_PAGE_BITS;
-    const notes = (this.handlePages[page] ??= new Float64Array(3 * NOTE_PAGE).fill(NaN));
-    const at = 3 * (handle & (NOTE_PAGE - 1));
-    notes[at] = location;
-    notes[at + 1] = this.removals;
-    notes[at + 2] = tag;
   }
 
   /** Makes the current chunk one with room for `length` more bytes. */

@@ -26,7 +26,7 @@ export const allowedEdits: EditAllowance = (queryLength, termLength) =>
 /**
  * A word some agent uses is taken as meant: its near misses are looked for one edit away, not two. Its two-edit
  * look-alikes are other words far more often than what the user meant (at 1,000,000 agents a 12-letter name has a
- * dozen), and finding them took four times as long as finding the one-edit ones (bench/fuzzy-known-ab.ts).
+ * dozen), and finding them took five times as long there as finding the one-edit ones (bench/fuzzy-known-ab.ts).
  */
 export const knownWordEdits: EditAllowance = (queryLength, termLength) => Math.min(1, allowedEdits(queryLength, termLength));
 const MAX_FUZZY_EXPANSIONS = 8;
