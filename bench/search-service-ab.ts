@@ -7,7 +7,7 @@
  * `--ab-id-ranks` instead compares this checkout with itself, TopK breaking ties on id strings ("base") or id ranks.
  *
  *   npx tsx bench/search-service-ab.ts --agents 100000 [--base /tmp/base | --ab-id-ranks] [--rounds 6] [--classes prefix,exact,mixed]
- *     [--per-query] [--first-only] [--slowest 10] [--allow-different]
+ *     [--per-query] [--first-only] [--slowest 10] [--allow-different] [--profile-cache-entries 1100000]
  *
  * Class `mixed` is the bench's mixed search load (`mixedSearches`, its first 1,000), not one of the issue's classes.
  *
@@ -44,6 +44,8 @@ const firstOnly = process.argv.includes('--first-only');
 const allowDifferent = process.argv.includes('--allow-different');
 /** `--slowest N`: after each class, its N slowest queries in the first pass (the last variant's times), to find outliers. */
 const slowest = Number(argument('slowest') ?? 0);
+/** `--profile-cache-entries N`: this checkout's profile cache holds N profiles (the base keeps the default), warmed as at start-up. */
+const profileCacheEntries = argument('profile-cache-entries') === undefined ? undefined : Number(argument('profile-cache-entries'));
 
 interface Variant {
   name: string;
@@ -52,13 +54,18 @@ interface Variant {
 }
 
 /** A SearchService from the checkout at `dir` (this one when undefined), over the database in `dataDir`, with the index built. */
-async function load(name: string, dir: string | undefined, dataDir: string): Promise<Variant> {
+async function load(name: string, dir: string | undefined, dataDir: string, entries?: number): Promise<Variant> {
   // Static imports for this checkout, so that a bundled copy of this script (for line-level profiles) runs too.
   const from = async <T>(module: string, own: T): Promise<T> => (dir ? ((await import(path.join(dir, module))) as T) : own);
   const { createConfig, databasePath } = await from('src-api/config.ts', ownConfig);
   const { openDatabase } = await from('src-api/db/client.ts', ownClient);
   const { createServices } = await from('src-api/services.ts', ownServices);
-  const config = createConfig({ dataDir, demoData: false, searchCache: false });
+  const config = createConfig({
+    dataDir,
+    demoData: false,
+    searchCache: false,
+    ...(entries !== undefined && { profileCacheEntries: entries }),
+  });
   const services = createServices({ db: openDatabase(databasePath(config)), config });
   await services.search.refresh();
   // As the server at start-up: every profile serialized into the cache, so first passes measure the engine.
@@ -87,7 +94,7 @@ async function database(): Promise<string> {
 
 const dataDir = await database();
 const agents = generateAgents(size);
-const variants = [await load('this', undefined, dataDir)];
+const variants = [await load('this', undefined, dataDir, profileCacheEntries)];
 if (baseDir) variants.unshift(await load('base', path.resolve(baseDir), dataDir));
 if (process.argv.includes('--ab-id-ranks')) {
   const own = variants[0]!;

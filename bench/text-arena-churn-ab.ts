@@ -1,8 +1,9 @@
 /**
  * The profile cache of a directory larger than the cache, as TextArena sees it: pages of 20 random agents out of
  * `--agents` (default 1,000,000), a hit visited by handle, a miss kept as the newest text with the oldest dropped
- * once `--entries` (default 150,000, the server's cap) are held. This checkout's TextArena against another
- * checkout's (`--base DIR`), alternating rounds over the same pages in one process; both must hold the same keys.
+ * once `--entries` (default 150,000: a cap below the directory, the server's before it held 1,000,000) are held.
+ * This checkout's TextArena against another checkout's (`--base DIR`), alternating rounds over the same pages in one
+ * process; both must hold the same keys.
  *
  *   npx tsx bench/text-arena-churn-ab.ts --base /tmp/base [--agents 1000000] [--entries 150000] [--pages 20000] [--rounds 3]
  */

@@ -4,7 +4,7 @@ import { ConfigError, configFromEnv, createConfig, parseTrustProxy } from '../..
 describe('config from the environment', () => {
   it('reads the profile cache size, and keeps the default without it', () => {
     expect(createConfig(configFromEnv({ AGENTDIR_PROFILE_CACHE_ENTRIES: '2000' })).profileCacheEntries).toBe(2000);
-    expect(createConfig(configFromEnv({})).profileCacheEntries).toBe(150_000);
+    expect(createConfig(configFromEnv({})).profileCacheEntries).toBe(1_100_000);
   });
 
   it.each(['0', '-5', 'lots', '1.5'])('refuses AGENTDIR_PROFILE_CACHE_ENTRIES=%s with a message naming it', (value) => {
