@@ -8,10 +8,11 @@
  *   perf report -i /tmp/http.perf --no-children --sort dso,sym
  * Not a test.
  */
-import { fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { classSearches, generateAgents } from './lib/dataset';
+import { generateAgents } from './lib/dataset';
+import { classRequests, startLoadClient } from './lib/load-client';
 import { freePort, processCpuMicros, spawnServer, waitSettled } from './lib/server-process';
 import { argument, chosenClasses } from './lib/cli';
 
@@ -27,17 +28,9 @@ const server = spawnServer(port, dataDir, { root, nodeArgs: ['--perf-basic-prof-
 const origin = `http://127.0.0.1:${port}`;
 await waitSettled(origin, size);
 const agents = generateAgents(size);
-const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) =>
-  kind === 'filtered POST'
-    ? { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) }
-    : { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q, limit: '20' })}` },
-);
-const child = fork(path.join(import.meta.dirname, 'lib/load-child.ts'), { execArgv: ['--import', 'tsx'] });
-const load = (secs: number) =>
-  new Promise<{ rps: number; p99: number; total: number }>((resolve) => {
-    child.once('message', resolve as never);
-    child.send({ url: origin, requests, connections: 50, seconds: secs });
-  });
+const requests = classRequests(agents, kind);
+const loadClient = startLoadClient();
+const load = (secs: number) => loadClient.run({ url: origin, requests, connections: 50, seconds: secs });
 await load(2);
 const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '4000', '-g', '-p', String(server.pid), '-o', out], { stdio: 'ignore' });
 await new Promise((resolve) => setTimeout(resolve, 300));
@@ -49,5 +42,5 @@ await new Promise((resolve) => perf.once('exit', resolve));
 console.log(
   `${kind}: ${Math.round(result.rps)} req/s p99 ${result.p99} ms ${cpu.toFixed(1)} µs CPU/req, load ${os.loadavg()[0]!.toFixed(1)}; perf data in ${out}`,
 );
-child.kill();
+loadClient.close();
 server.kill('SIGTERM');

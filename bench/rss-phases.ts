@@ -16,8 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
-import { classSearches, createRandom, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
-import { filtersOf } from './lib/measure';
+import { classSearches, createRandom, filtersOf, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { freePort, processCpuMicros, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');

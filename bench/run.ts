@@ -15,20 +15,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import autocannon from 'autocannon';
 import { Command, InvalidArgumentError } from 'commander';
 import { evaluate } from './quality/evaluate';
-import {
-  classSearches,
-  createRandom,
-  generateAgents,
-  mixedSearches,
-  SEARCH_CLASSES,
-  writeAgentsJsonl,
-  type BenchAgent,
-} from './lib/dataset';
+import { createRandom, filtersOf, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl, type BenchAgent } from './lib/dataset';
 import { startBenchStore, type BenchStore, type BenchStoreKind } from './lib/bench-store';
-import { filtersOf, measureInProcess, measureQuality } from './lib/measure';
+import { classRequests, startLoadClient, type RequestSpec } from './lib/load-client';
+import { measureInProcess, measureQuality } from './lib/measure';
 import { BASELINE_SERVER, freePort, health, runToEnd, spawnServer, trackRss, waitFor, waitForHealth } from './lib/server-process';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -91,6 +83,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   let store: BenchStore | undefined;
   const cleanUp = () => {
+    loadClient.close();
     for (const child of children) child.kill('SIGKILL');
     store?.stop();
     if (!options.keep) fs.rmSync(work, { recursive: true, force: true });
@@ -168,12 +161,18 @@ async function main(): Promise<void> {
     const rss = trackRss(server.pid!);
     const random = createRandom(99);
     const pickId = () => agents[random.int(agents.length)]!.id;
+    // The loads of random reads cycle through this many requests, drawn before the load: by-id reads 20,000
+    // agents, bulk reads 1,000,000 ids.
+    const randomGets = (pathOf: () => string) => Array.from({ length: 20_000 }, (): RequestSpec => ({ method: 'GET', path: pathOf() }));
 
-    const baselineLoad = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    const baselineLoad = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
     rss.endPhase('the baseline load');
     record('raw node:http, fixed 1 KB JSON (baseline)', '—', `${fmt(baselineLoad.rps)} req/s`, null);
 
-    const byId = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}`);
+    const byId = await load(
+      `http://127.0.0.1:${port}`,
+      randomGets(() => `/api/v1/agents/${pickId()}`),
+    );
     rss.endPhase('GET /agents/{id}');
     const byIdRatio = byId.rps / baselineLoad.rps;
     record(
@@ -183,20 +182,28 @@ async function main(): Promise<void> {
       byIdRatio >= 0.75,
     );
 
-    const bulk = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`);
+    const bulk = await load(
+      `http://127.0.0.1:${port}`,
+      randomGets(() => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`),
+    );
     rss.endPhase('bulk');
     record('GET /agents/bulk (50 ids)', '≥ 1,500 req/s', `${fmt(bulk.rps)} req/s, p99 ${bulk.p99} ms`, bulk.rps >= 1500);
 
     const types = ['coding', 'research', 'data', 'security'];
     const list = await load(
       `http://127.0.0.1:${port}`,
-      () =>
-        `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
+      randomGets(
+        () =>
+          `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
+      ),
     );
     rss.endPhase('list pages');
     record('GET /agents (list pages)', '≥ 3,000 req/s', `${fmt(list.rps)} req/s, p99 ${list.p99} ms`, list.rps >= 3000);
 
-    const connections = await load(`http://127.0.0.1:${port}`, () => `/api/v1/agents/${pickId()}/connections`);
+    const connections = await load(
+      `http://127.0.0.1:${port}`,
+      randomGets(() => `/api/v1/agents/${pickId()}/connections`),
+    );
     rss.endPhase('connections');
     record(
       'GET /agents/{id}/connections',
@@ -206,18 +213,18 @@ async function main(): Promise<void> {
     );
 
     const searches = mixedSearches(agents, 2000);
-    let next = 0;
-    const searchLoad = await load(`http://127.0.0.1:${port}`, () => {
-      const s = searches[next++ % searches.length]!;
-      if (next % 2 === 0) {
+    // Every other search a POST: the same searches by both forms.
+    const mixedRequests = searches.map((s, i): RequestSpec => {
+      if (i % 2 === 1) {
         return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ query: s.q, limit: 20, ...filtersOf(s) }) };
       }
       const params = new URLSearchParams({ q: s.q, limit: '20' });
       if (s.type) params.set('type', s.type);
       if (s.min_trust !== undefined) params.set('min_trust', String(s.min_trust));
       if (s.capabilities) params.set('capabilities', s.capabilities.join(','));
-      return `/api/v1/agents/search?${params}`;
+      return { method: 'GET', path: `/api/v1/agents/search?${params}` };
     });
+    const searchLoad = await load(`http://127.0.0.1:${port}`, mixedRequests);
     rss.endPhase('search');
     record(
       'search over HTTP (GET + POST, mixed, top 20)',
@@ -231,10 +238,10 @@ async function main(): Promise<void> {
     // three raw loads: the first, one just before the classes and one just after. This machine's speed drifts
     // within a run (raw read 15,121–25,952 req/s across runs of one hour), and a slow moment of a single baseline
     // would flatter every ratio; the highest is the strictest bar.
-    const rawBefore = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    const rawBefore = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
     const uncachedLoads = await loadClasses(`http://127.0.0.1:${port}`, agents);
     rss.endPhase('search classes, cache off');
-    const rawAfter = await load(`http://127.0.0.1:${baselinePort}`, () => '/');
+    const rawAfter = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
     const classBaseline = Math.max(baselineLoad.rps, rawBefore.rps, rawAfter.rps);
     record(
       'raw node:http just before and after the search classes',
@@ -322,19 +329,7 @@ async function main(): Promise<void> {
 /** Each search class loaded on its own: its req/s and p99, in SEARCH_CLASSES order. */
 async function loadClasses(origin: string, agents: BenchAgent[]): Promise<{ rps: number; p99: number }[]> {
   const loads: { rps: number; p99: number }[] = [];
-  for (const kind of SEARCH_CLASSES) {
-    const queries = classSearches(agents, kind, 1000);
-    let at = 0;
-    loads.push(
-      await load(origin, () => {
-        const s = queries[at++ % queries.length]!;
-        if (kind === 'filtered POST') {
-          return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) };
-        }
-        return `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}`;
-      }),
-    );
-  }
+  for (const kind of SEARCH_CLASSES) loads.push(await load(origin, classRequests(agents, kind)));
   return loads;
 }
 
@@ -355,27 +350,14 @@ function recordClasses(loads: { rps: number; p99: number }[], baselineRps: numbe
   });
 }
 
-type RequestSpec = string | { method: 'POST'; path: string; body: string };
+/** The load generator, a process of its own (bench/lib/load-client.ts says why). */
+const loadClient = startLoadClient();
 
-/** One autocannon run with a fresh request for every call. */
-async function load(origin: string, nextRequest: () => RequestSpec): Promise<{ rps: number; p99: number; errors: number }> {
-  const result = await autocannon({
-    url: origin,
-    connections: options.connections,
-    duration: options.duration,
-    requests: [
-      {
-        setupRequest: (request) => {
-          const spec = nextRequest();
-          if (typeof spec === 'string') return { ...request, method: 'GET', path: spec };
-          return { ...request, method: spec.method, path: spec.path, body: spec.body, headers: { 'content-type': 'application/json' } };
-        },
-      },
-    ],
-  });
-  const failures = result.errors + result.timeouts + result.non2xx;
-  if (failures > 0) console.error(`    (${failures} errors/timeouts/non-2xx)`);
-  return { rps: result.requests.average, p99: result.latency.p99, errors: failures };
+/** One load of `options.connections` connections for `options.duration` seconds, cycling through `requests`. */
+async function load(origin: string, requests: RequestSpec[]): Promise<{ rps: number; p99: number; failures: number }> {
+  const result = await loadClient.run({ url: origin, requests, connections: options.connections, seconds: options.duration });
+  if (result.failures > 0) console.error(`    (${result.failures} errors/timeouts/non-2xx)`);
+  return result;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en');

@@ -13,7 +13,6 @@
  * `--profile FILE`: a CPU profile of this checkout's server during its timed loads only (in-process only).
  * The database is the one bench/search-service-ab.ts generates (run that first for a new size). Not a test.
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +20,8 @@ import { Session } from 'node:inspector/promises';
 import * as ownConfig from '../src-api/config';
 import * as ownConsole from '../src-api/console/console.extensions';
 import * as ownServer from '../src-api/server';
-import { classSearches, generateAgents } from './lib/dataset';
+import { generateAgents } from './lib/dataset';
+import { classRequests, startLoadClient } from './lib/load-client';
 import { freePort, processCpuMicros, spawnServer, waitSettled } from './lib/server-process';
 import { argument, chosenClasses } from './lib/cli';
 
@@ -79,12 +79,7 @@ async function start(name: string, dir: string | undefined): Promise<Variant> {
 const variants = [await start('this', undefined)];
 if (baseDir) variants.unshift(await start('base', path.resolve(baseDir)));
 const agents = generateAgents(size);
-const child = fork(path.join(import.meta.dirname, 'lib/load-child.ts'), { execArgv: ['--import', 'tsx'] });
-const loadOnce = (origin: string, requests: unknown[]) =>
-  new Promise<{ rps: number; p99: number; total: number; failures: number }>((resolve) => {
-    child.once('message', resolve as never);
-    child.send({ url: origin, requests, connections, seconds });
-  });
+const loadClient = startLoadClient();
 
 console.log(
   `${size.toLocaleString('en')} agents, cache ${cache ? 'on' : 'off'}, ${connections} connections, ${seconds} s per load, node ${process.version}, load ${os
@@ -96,11 +91,7 @@ const session = new Session();
 session.connect();
 if (profileFile) await session.post('Profiler.enable');
 for (const kind of classes) {
-  const requests = classSearches(agents, kind, 1000).map(({ q, ...filters }) => {
-    if (kind === 'filtered POST')
-      return { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q, limit: 20, ...filters }) };
-    return { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q, limit: '20' })}` };
-  });
+  const requests = classRequests(agents, kind);
   if (variants.length === 2) {
     for (const spec of requests.slice(0, 300)) {
       const [a, b] = await Promise.all(
@@ -123,7 +114,7 @@ for (const kind of classes) {
       const profiling = profileFile && variant.name === 'this';
       if (profiling) await session.post('Profiler.start');
       const cpuBefore = variant.cpuMicros();
-      const result = await loadOnce(variant.origin, requests);
+      const result = await loadClient.run({ url: variant.origin, requests, connections, seconds });
       const cpu = (variant.cpuMicros() - cpuBefore) / result.total;
       if (profiling) {
         const { profile } = await session.post('Profiler.stop');
@@ -147,5 +138,5 @@ for (const kind of classes) {
   const ratio = variants.length === 2 ? `; this/base req/s ${ratioOf('rps')}, CPU/req ${ratioOf('cpu')}` : '';
   console.log(`${kind.padEnd(24)} ${figures.join(', ')}${ratio}, load ${os.loadavg()[0]!.toFixed(1)}`);
 }
-child.kill();
+loadClient.close();
 for (const variant of variants) await variant.close();

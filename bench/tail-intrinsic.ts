@@ -16,8 +16,7 @@ import { Command } from 'commander';
 import { createConfig } from '../src-api/config';
 import { openStore } from '../src-api/db/open-store';
 import { createServices } from '../src-api/services';
-import { classSearches, generateAgents, SEARCH_CLASSES } from './lib/dataset';
-import { filtersOf } from './lib/measure';
+import { classSearches, filtersOf, generateAgents, SEARCH_CLASSES } from './lib/dataset';
 
 const options = new Command('tail-intrinsic')
   .option('--data-dir <dir>', 'an imported data dir of --agents (bench/tail-latency.ts makes one)', path.join(os.tmpdir(), 'agentdir-tail', 'data-100000'))

@@ -9,9 +9,10 @@
  *   npx tsx bench/tail-latency.ts --variant main=/work/main --variant new=. --phases "class one,class two" --rounds 3
  *   npx tsx bench/tail-latency.ts --variant cap=. --variant nocap=.:--heap-growing-percent=100
  * A variant is name=root[:node flags separated by commas]; the data dir belongs to the first variant's checkout
- * (build out/api in each root first). --client child runs autocannon in its own process (the bench runs it in-process).
+ * (build out/api in each root first). Autocannon runs in its own process, as the bench runs it; --client inproc runs it
+ * in this one (holding the generated agents), as the bench did before.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,9 +20,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
 import pg from 'pg';
-import { classSearches, createRandom, generateAgents, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
+import { createRandom, generateAgents, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { startBenchStore } from './lib/bench-store';
-import { filtersOf } from './lib/measure';
+import { classRequests, startLoadClient, type RequestSpec } from './lib/load-client';
 import { freePort, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
@@ -35,7 +36,7 @@ const options = new Command('tail-latency')
   .option('--rounds <n>', 'rounds (each runs every variant on every phase)', (v) => Number(v), 1)
   .option('--cold', 'no warm-up load before a phase (the bench has none: a list phase then starts with its pages uncached)')
   .option('--repeat <n>', 'runs of each phase per server start', (v) => Number(v), 1)
-  .option('--client <where>', 'inproc (as the bench) or child', 'inproc')
+  .option('--client <where>', 'child (as the bench) or inproc', 'child')
   .option('--store <s>', 'sqlite, or postgres: a PostgreSQL 15 started for this run as the bench starts it, imported afresh', 'sqlite')
   .parse()
   .opts<{
@@ -108,7 +109,6 @@ const variants: Variant[] = options.variant.map((spec) => {
 });
 if (variants.length === 0) variants.push({ name: 'this', root: here, flags: [] });
 
-type Spec = { method: 'GET'; path: string } | { method: 'POST'; path: string; body: string };
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 const f1 = (n: number) => n.toFixed(1);
 
@@ -145,19 +145,15 @@ async function main(): Promise<void> {
 
   const types = ['coding', 'research', 'data', 'security'];
   const random = createRandom(99);
-  const phases: [string, Spec[]][] = [
-    ...SEARCH_CLASSES.map((kind): [string, Spec[]] => [
+  const phases: [string, RequestSpec[]][] = [
+    ...SEARCH_CLASSES.map((kind): [string, RequestSpec[]] => [
       `class ${kind}`,
-      classSearches(agents, kind, 1000).map((s) =>
-        kind === 'filtered POST'
-          ? { method: 'POST', path: '/api/v1/agents/search', body: JSON.stringify({ q: s.q, limit: 20, ...filtersOf(s) }) }
-          : { method: 'GET', path: `/api/v1/agents/search?${new URLSearchParams({ q: s.q, limit: '20' })}` },
-      ),
+      classRequests(agents, kind),
     ]),
     [
       'list',
       // As the bench draws them: 750 pages (3 sorts × 50 pages × all or one of 4 types).
-      Array.from({ length: 20_000 }, () => ({
+      Array.from({ length: 20_000 }, (): RequestSpec => ({
         method: 'GET',
         path: `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
       })),
@@ -166,14 +162,11 @@ async function main(): Promise<void> {
   const chosen = options.phases.split(',').map((p) => p.trim());
   const selected = phases.filter(([name]) => chosen.some((c) => name.startsWith(c)));
 
-  const client = options.client === 'child' ? fork(path.join(here, 'bench/lib/load-child.ts'), [], { execArgv: ['--import', 'tsx'] }) : undefined;
+  const client = options.client === 'child' ? startLoadClient() : undefined;
   const clientEld = monitorEventLoopDelay({ resolution: 1 });
-  const load = async (url: string, requests: Spec[], seconds = options.duration) => {
+  const load = async (url: string, requests: RequestSpec[], seconds = options.duration) => {
     if (client) {
-      return new Promise<{ rps: number; p50: number; p90: number; p99: number; max: number; failures: number }>((resolve) => {
-        client.once('message', (m: { rps: number; p99: number; failures: number }) => resolve({ p50: 0, p90: 0, max: 0, ...m }));
-        client.send({ url, requests, connections: options.connections, seconds });
-      });
+      return { p50: 0, p90: 0, max: 0, ...(await client.run({ url, requests, connections: options.connections, seconds })) };
     }
     let next = 0;
     const result = await autocannon({
@@ -302,7 +295,7 @@ async function main(): Promise<void> {
   console.log('\nmedians over rounds:');
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [key, agg] of results) console.log(`  ${key}: ${Math.round(median(agg.rps))} req/s, p99 ${median(agg.p99)} ms`);
-  client?.kill();
+  client?.close();
   store.stop();
   if (postgres) fs.rmSync(dataDir, { recursive: true, force: true });
 }

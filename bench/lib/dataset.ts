@@ -279,6 +279,15 @@ export function mixedSearches(
   return searches;
 }
 
+/** The filters of a search, as a POST body carries them. */
+export function filtersOf(search: { type?: string; min_trust?: number; capabilities?: string[] }) {
+  return {
+    ...(search.type && { type: search.type }),
+    ...(search.min_trust !== undefined && { min_trust: search.min_trust }),
+    ...(search.capabilities && { capabilities: search.capabilities }),
+  };
+}
+
 export const SEARCH_CLASSES = [
   'one common word',
   'two common words',

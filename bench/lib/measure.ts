@@ -6,15 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createConfig } from '../../src-api/config';
 import { openStore } from '../../src-api/db/open-store';
 import { createServices } from '../../src-api/services';
-import { classSearches, createRandom, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './dataset';
-
-export function filtersOf(search: { type?: string; min_trust?: number; capabilities?: string[] }) {
-  return {
-    ...(search.type && { type: search.type }),
-    ...(search.min_trust !== undefined && { min_trust: search.min_trust }),
-    ...(search.capabilities && { capabilities: search.capabilities }),
-  };
-}
+import { classSearches, createRandom, filtersOf, mixedSearches, qualityQueries, SEARCH_CLASSES, type BenchAgent } from './dataset';
 
 export async function measureQuality(base: string, agents: BenchAgent[], smoke: boolean) {
   const queries = qualityQueries(agents, smoke ? 200 : 1000);
