@@ -35,7 +35,8 @@ export interface LoadJob {
 
 /** Starts the load process; one load runs at a time. */
 export function startLoadClient(): { run(job: LoadJob): Promise<LoadResult>; close(): void } {
-  const child = fork(path.join(import.meta.dirname, 'load-child.ts'), [], { execArgv: ['--import', 'tsx'] });
+  // With this process's node flags: the tsx loader the benches run under, and any given (`npx tsx --trace-gc …`).
+  const child = fork(path.join(import.meta.dirname, 'load-child.ts'), []);
   return {
     run: (job) =>
       new Promise((resolve, reject) => {
