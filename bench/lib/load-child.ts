@@ -1,18 +1,11 @@
 /**
- * The load generator of bench/search-http-ab.ts, in its own process so that the servers' event loop is not
- * also the client's: receives { url, requests, connections, seconds } over IPC, runs autocannon cycling through
- * the requests, answers { rps, p99, failures }.
+ * The benches' load generator, in a process of its own (bench/lib/load-client.ts starts it and says why):
+ * receives a LoadJob over IPC, runs autocannon cycling through its requests, answers a LoadResult.
  */
 import autocannon from 'autocannon';
+import type { LoadJob, LoadResult } from './load-client';
 
-interface Job {
-  url: string;
-  requests: { method: 'GET' | 'POST'; path: string; body?: string }[];
-  connections: number;
-  seconds: number;
-}
-
-process.on('message', (job: Job) => {
+process.on('message', (job: LoadJob) => {
   let next = 0;
   void autocannon({
     url: job.url,
@@ -28,11 +21,12 @@ process.on('message', (job: Job) => {
       },
     ],
   }).then((result) => {
-    process.send!({
+    const answer: LoadResult = {
       rps: result.requests.average,
       p99: result.latency.p99,
       total: result.requests.total,
       failures: result.errors + result.timeouts + result.non2xx,
-    });
+    };
+    process.send!(answer);
   });
 });

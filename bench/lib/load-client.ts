@@ -34,7 +34,7 @@ export interface LoadJob {
 }
 
 /** Starts the load process; one load runs at a time. */
-export function startLoadClient(): { run(job: LoadJob): Promise<LoadResult>; close(): void } {
+export function startLoadClient(): { run(job: LoadJob): Promise<LoadResult>; close(): void; pid: number } {
   // With this process's node flags: the tsx loader the benches run under, and any given (`npx tsx --trace-gc …`).
   const child = fork(path.join(import.meta.dirname, 'load-child.ts'), []);
   return {
@@ -49,6 +49,8 @@ export function startLoadClient(): { run(job: LoadJob): Promise<LoadResult>; clo
         child.send(job);
       }),
     close: () => child.kill(),
+    /** For measuring the client's own CPU time. */
+    pid: child.pid!,
   };
 }
 
