@@ -3,7 +3,8 @@
  * under the bench's search classes at 50 connections, with inside the server (a preload answering over IPC):
  * its GC pauses by kind (PerformanceObserver 'gc'), its event-loop delay (monitorEventLoopDelay), each request's
  * time from parsed to finished (diagnostics_channel http.server.request.start / response.finish), its event-loop
- * utilisation; and in the load generator: autocannon's latency percentiles and its own event-loop delay.
+ * utilisation; and in the load generator: autocannon's latency percentiles (and, with --client inproc, its own
+ * event-loop delay).
  *
  * Variants run alternating on the same data dir, one server at a time:
  *   npx tsx bench/tail-latency.ts --variant main=/work/main --variant new=. --phases "class one,class two" --rounds 3
@@ -166,7 +167,7 @@ async function main(): Promise<void> {
   const clientEld = monitorEventLoopDelay({ resolution: 1 });
   const load = async (url: string, requests: RequestSpec[], seconds = options.duration) => {
     if (client) {
-      return { p50: 0, p90: 0, max: 0, ...(await client.run({ url, requests, connections: options.connections, seconds })) };
+      return client.run({ url, requests, connections: options.connections, seconds });
     }
     let next = 0;
     const result = await autocannon({
@@ -284,8 +285,11 @@ async function main(): Promise<void> {
             `    server: ELU ${p.elu.toFixed(2)}, loop delay p50 ${f1(p.eld.p50!)} p99 ${f1(p.eld.p99!)} max ${f1(p.eld.max!)} ms; ` +
             `service p50 ${f1(quantile(service, 0.5))} p99 ${f1(quantile(service, 0.99))} max ${f1(quantile(service, 1))} ms\n` +
             `    gc: ${[...byKind].map(([kind, k]) => `${kind} ${k.n}× total ${Math.round(k.total)} max ${f1(k.max)} ms`).join('; ')}\n` +
-            `    turns: ${turns}\n` +
-            `    client loop delay p50 ${f1(clientEld.percentile(50) / 1e6)} p99 ${f1(clientEld.percentile(99) / 1e6)} max ${f1(clientEld.max / 1e6)} ms`,
+            `    turns: ${turns}` +
+            // The loop measured is this process's: the load generator's only when it runs here.
+            (client
+              ? ''
+              : `\n    client loop delay p50 ${f1(clientEld.percentile(50) / 1e6)} p99 ${f1(clientEld.percentile(99) / 1e6)} max ${f1(clientEld.max / 1e6)} ms`),
         );
       }
       server.kill('SIGTERM');

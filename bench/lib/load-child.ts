@@ -23,7 +23,10 @@ process.on('message', (job: LoadJob) => {
   }).then((result) => {
     const answer: LoadResult = {
       rps: result.requests.average,
+      p50: result.latency.p50,
+      p90: result.latency.p90,
       p99: result.latency.p99,
+      max: result.latency.max,
       total: result.requests.total,
       failures: result.errors + result.timeouts + result.non2xx,
     };

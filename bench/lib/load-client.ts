@@ -17,7 +17,11 @@ export interface RequestSpec {
 
 export interface LoadResult {
   rps: number;
+  /** Latency percentiles and maximum, ms. */
+  p50: number;
+  p90: number;
   p99: number;
+  max: number;
   /** Requests answered during the load. */
   total: number;
   /** Errors, timeouts and non-2xx answers. */
