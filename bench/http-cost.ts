@@ -9,14 +9,13 @@
  * The database is the one bench/search-service-ab.ts generates (run that first for a new size); the server is
  * `out/api/serve.js` (run `npm run build:api` first). Not a test.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { argument, chosenClasses, loadAverage } from './lib/cli';
 import { generateAgents } from './lib/dataset';
 import { classRequests, startLoadClient, type RequestSpec } from './lib/load-client';
-import { BASELINE_SERVER, freePort, processCpuMicros, spawnServer, waitForHealth, waitSettled } from './lib/server-process';
+import { freePort, processCpuMicros, spawnServer, startBaseline, waitSettled } from './lib/server-process';
 
 const size = Number(argument('agents') ?? 100_000);
 const seconds = Number(argument('seconds') ?? 5);
@@ -28,9 +27,7 @@ const port = await freePort();
 const server = spawnServer(port, dataDir, {});
 const origin = `http://127.0.0.1:${port}`;
 await waitSettled(origin, size);
-const baselinePort = await freePort();
-const baseline = spawn('node', ['-e', BASELINE_SERVER, String(baselinePort)], { stdio: 'ignore' });
-await waitForHealth(`http://127.0.0.1:${baselinePort}/`, 10_000);
+const baseline = await startBaseline();
 const client = startLoadClient();
 
 console.log(`${size.toLocaleString('en')} agents, 50 connections, ${seconds} s a load, ${os.cpus().length} cores, load ${loadAverage()}`);
@@ -47,12 +44,12 @@ async function measure(name: string, url: string, pid: number, requests: Request
   );
 }
 try {
-  await measure('raw node:http (1 KB)', `http://127.0.0.1:${baselinePort}`, baseline.pid!, [{ method: 'GET', path: '/' }]);
+  await measure('raw node:http (1 KB)', baseline.origin, baseline.child.pid!, [{ method: 'GET', path: '/' }]);
   const byId = agents.slice(0, 20_000).map((agent): RequestSpec => ({ method: 'GET', path: `/api/v1/agents/${agent.id}` }));
   await measure('GET /agents/{id}', origin, server.pid!, byId);
   for (const kind of chosenClasses()) await measure(kind, origin, server.pid!, classRequests(agents, kind));
 } finally {
   client.close();
   server.kill();
-  baseline.kill();
+  baseline.child.kill();
 }

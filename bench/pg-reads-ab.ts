@@ -15,7 +15,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
 import { startPostgres } from '../test/helpers/postgres-server';
-import { createRandom, generateAgents, writeAgentsJsonl } from './lib/dataset';
+import { createRandom, generateAgents, listPagePath, writeAgentsJsonl } from './lib/dataset';
 import { freePort, health, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const options = new Command()
@@ -57,12 +57,10 @@ try {
   await runToEnd('node', ['out/api/cli.js', 'import', file, '--data-dir', work, '--database', url]);
   const random = createRandom(99);
   const pickId = () => agents[random.int(agents.length)]!.id;
-  const types = ['coding', 'research', 'data', 'security'];
   const words = ['agent', 'data', 'workflow', 'model', 'platform', 'secure'];
   const loads: Record<string, () => string> = {
     byId: () => `/api/v1/agents/${pickId()}`,
-    list: () =>
-      `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
+    list: () => listPagePath(random),
     search: () => `/api/v1/agents/search?q=${random.pick(words)}&limit=20`,
   };
   const chosen = options.only ? options.only.split(',') : Object.keys(loads);

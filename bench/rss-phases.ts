@@ -16,7 +16,16 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Command } from 'commander';
-import { classSearches, createRandom, filtersOf, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
+import {
+  classSearches,
+  createRandom,
+  filtersOf,
+  generateAgents,
+  listPagePath,
+  mixedSearches,
+  SEARCH_CLASSES,
+  writeAgentsJsonl,
+} from './lib/dataset';
 import { freePort, processCpuMicros, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
@@ -181,20 +190,12 @@ async function main(): Promise<void> {
   };
 
   const pickId = () => agents[random.int(agents.length)]!.id;
-  const types = ['coding', 'research', 'data', 'security'];
   const searches = mixedSearches(agents, 2000);
   let next = 0;
   const phases: [string, () => Promise<{ rps: number; total: number }>][] = [
     ['byId', () => load(() => `/api/v1/agents/${pickId()}`)],
     ['bulk', () => load(() => `/api/v1/agents/bulk?ids=${Array.from({ length: 50 }, pickId).join(',')}`)],
-    [
-      'list',
-      () =>
-        load(
-          () =>
-            `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
-        ),
-    ],
+    ['list', () => load(() => listPagePath(random))],
     ['connections', () => load(() => `/api/v1/agents/${pickId()}/connections`)],
     [
       'search',

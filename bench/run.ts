@@ -10,18 +10,27 @@
  *
  * Prints a table (goal, measured, met?) and writes bench/results/latest.json (latest-postgres.json for PostgreSQL).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Command, InvalidArgumentError } from 'commander';
 import { evaluate } from './quality/evaluate';
-import { createRandom, filtersOf, generateAgents, mixedSearches, SEARCH_CLASSES, writeAgentsJsonl, type BenchAgent } from './lib/dataset';
+import {
+  createRandom,
+  filtersOf,
+  generateAgents,
+  listPagePath,
+  mixedSearches,
+  SEARCH_CLASSES,
+  writeAgentsJsonl,
+  type BenchAgent,
+} from './lib/dataset';
 import { startBenchStore, type BenchStore, type BenchStoreKind } from './lib/bench-store';
 import { classRequests, startLoadClient, type RequestSpec } from './lib/load-client';
 import { measureInProcess, measureQuality } from './lib/measure';
-import { BASELINE_SERVER, freePort, health, runToEnd, spawnServer, trackRss, waitFor, waitForHealth } from './lib/server-process';
+import { freePort, health, runToEnd, spawnServer, startBaseline, trackRss, waitFor, waitForHealth } from './lib/server-process';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -153,10 +162,8 @@ async function main(): Promise<void> {
     );
 
     // 3. The raw node:http baseline, in its own process like the server.
-    const baselinePort = await freePort();
-    const baseline = spawn('node', ['-e', BASELINE_SERVER, String(baselinePort)], { cwd: root, stdio: 'ignore' });
-    children.push(baseline);
-    await waitForHealth(`http://127.0.0.1:${baselinePort}/`, 10_000);
+    const baseline = await startBaseline();
+    children.push(baseline.child);
 
     const rss = trackRss(server.pid!);
     const random = createRandom(99);
@@ -165,7 +172,7 @@ async function main(): Promise<void> {
     // agents, bulk reads 1,000,000 ids.
     const randomGets = (pathOf: () => string) => Array.from({ length: 20_000 }, (): RequestSpec => ({ method: 'GET', path: pathOf() }));
 
-    const baselineLoad = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
+    const baselineLoad = await load(baseline.origin, [{ method: 'GET', path: '/' }]);
     rss.endPhase('the baseline load');
     record('raw node:http, fixed 1 KB JSON (baseline)', '—', `${fmt(baselineLoad.rps)} req/s`, null);
 
@@ -189,13 +196,9 @@ async function main(): Promise<void> {
     rss.endPhase('bulk');
     record('GET /agents/bulk (50 ids)', '≥ 1,500 req/s', `${fmt(bulk.rps)} req/s, p99 ${bulk.p99} ms`, bulk.rps >= 1500);
 
-    const types = ['coding', 'research', 'data', 'security'];
     const list = await load(
       `http://127.0.0.1:${port}`,
-      randomGets(
-        () =>
-          `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
-      ),
+      randomGets(() => listPagePath(random)),
     );
     rss.endPhase('list pages');
     record('GET /agents (list pages)', '≥ 3,000 req/s', `${fmt(list.rps)} req/s, p99 ${list.p99} ms`, list.rps >= 3000);
@@ -238,10 +241,10 @@ async function main(): Promise<void> {
     // three raw loads: the first, one just before the classes and one just after. This machine's speed drifts
     // within a run (raw read 15,121–25,952 req/s across runs of one hour), and a slow moment of a single baseline
     // would flatter every ratio; the highest is the strictest bar.
-    const rawBefore = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
+    const rawBefore = await load(baseline.origin, [{ method: 'GET', path: '/' }]);
     const uncachedLoads = await loadClasses(`http://127.0.0.1:${port}`, agents);
     rss.endPhase('search classes, cache off');
-    const rawAfter = await load(`http://127.0.0.1:${baselinePort}`, [{ method: 'GET', path: '/' }]);
+    const rawAfter = await load(baseline.origin, [{ method: 'GET', path: '/' }]);
     const classBaseline = Math.max(baselineLoad.rps, rawBefore.rps, rawAfter.rps);
     record(
       'raw node:http just before and after the search classes',

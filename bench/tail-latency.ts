@@ -18,12 +18,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import autocannon from 'autocannon';
 import { Command } from 'commander';
 import pg from 'pg';
-import { createRandom, generateAgents, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
+import { createRandom, generateAgents, listPagePath, SEARCH_CLASSES, writeAgentsJsonl } from './lib/dataset';
 import { startBenchStore } from './lib/bench-store';
 import { classRequests, startLoadClient, type RequestSpec } from './lib/load-client';
+import { runLoad } from './lib/run-load';
 import { freePort, runToEnd, spawnServer, waitFor, waitForHealth } from './lib/server-process';
 
 const here = path.resolve(import.meta.dirname, '..');
@@ -144,7 +144,6 @@ async function main(): Promise<void> {
   const probeFile = path.join(options.work, 'probe.cjs');
   fs.writeFileSync(probeFile, PROBE);
 
-  const types = ['coding', 'research', 'data', 'security'];
   const random = createRandom(99);
   const phases: [string, RequestSpec[]][] = [
     ...SEARCH_CLASSES.map((kind): [string, RequestSpec[]] => [
@@ -153,11 +152,7 @@ async function main(): Promise<void> {
     ]),
     [
       'list',
-      // As the bench draws them: 750 pages (3 sorts × 50 pages × all or one of 4 types).
-      Array.from({ length: 20_000 }, (): RequestSpec => ({
-        method: 'GET',
-        path: `/api/v1/agents?page=${1 + random.int(50)}&limit=20&sort=${random.pick(['trust_score', 'name', 'created_at'])}${random.int(2) ? `&type=${random.pick(types)}` : ''}`,
-      })),
+      Array.from({ length: 20_000 }, (): RequestSpec => ({ method: 'GET', path: listPagePath(random) })),
     ],
   ];
   const chosen = options.phases.split(',').map((p) => p.trim());
@@ -165,33 +160,9 @@ async function main(): Promise<void> {
 
   const client = options.client === 'child' ? startLoadClient() : undefined;
   const clientEld = monitorEventLoopDelay({ resolution: 1 });
-  const load = async (url: string, requests: RequestSpec[], seconds = options.duration) => {
-    if (client) {
-      return client.run({ url, requests, connections: options.connections, seconds });
-    }
-    let next = 0;
-    const result = await autocannon({
-      url,
-      connections: options.connections,
-      duration: seconds,
-      requests: [
-        {
-          setupRequest: (request) => {
-            const spec = requests[next++ % requests.length]!;
-            if (spec.method === 'GET') return { ...request, method: 'GET', path: spec.path };
-            return { ...request, method: 'POST', path: spec.path, body: spec.body, headers: { 'content-type': 'application/json' } };
-          },
-        },
-      ],
-    });
-    return {
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p90: result.latency.p90,
-      p99: result.latency.p99,
-      max: result.latency.max,
-      failures: result.errors + result.timeouts + result.non2xx,
-    };
+  const load = (url: string, requests: RequestSpec[], seconds = options.duration) => {
+    const job = { url, requests, connections: options.connections, seconds };
+    return client ? client.run(job) : runLoad(job);
   };
 
   const results = new Map<string, { rps: number[]; p99: number[] }>();

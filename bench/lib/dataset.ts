@@ -288,6 +288,15 @@ export function filtersOf(search: { type?: string; min_trust?: number; capabilit
   };
 }
 
+/** A list page as the benches read them: one of 750 (3 sorts × 50 pages × all agents or one of 4 types). */
+export function listPagePath(random: ReturnType<typeof createRandom>): string {
+  // Drawn in this order (page, sort, type or not, type): the benches' figures were taken on this sequence.
+  const page = 1 + random.int(50);
+  const sort = random.pick(['trust_score', 'name', 'created_at']);
+  const type = random.int(2) ? `&type=${random.pick(['coding', 'research', 'data', 'security'])}` : '';
+  return `/api/v1/agents?page=${page}&limit=20&sort=${sort}${type}`;
+}
+
 export const SEARCH_CLASSES = [
   'one common word',
   'two common words',

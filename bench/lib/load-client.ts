@@ -8,34 +8,9 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { classSearches, filtersOf, type BenchAgent, type SearchClass } from './dataset';
+import type { LoadJob, LoadResult, RequestSpec } from './run-load';
 
-export interface RequestSpec {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-
-export interface LoadResult {
-  rps: number;
-  /** Latency percentiles and maximum, ms. */
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  /** Requests answered during the load. */
-  total: number;
-  /** Errors, timeouts and non-2xx answers. */
-  failures: number;
-}
-
-export interface LoadJob {
-  /** Origin of the server, e.g. http://127.0.0.1:4000. */
-  url: string;
-  /** Sent in order, over and over, until the load's time is up. */
-  requests: RequestSpec[];
-  connections: number;
-  seconds: number;
-}
+export type { LoadJob, LoadResult, RequestSpec };
 
 /** Starts the load process; one load runs at a time. */
 export function startLoadClient(): { run(job: LoadJob): Promise<LoadResult>; close(): void; pid: number } {

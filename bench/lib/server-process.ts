@@ -151,6 +151,20 @@ export function freePort(): Promise<number> {
 }
 
 /** The baseline: raw node:http answering a fixed 1 KB JSON body. */
+/** The raw node:http baseline (BASELINE_SERVER) in a process of its own, once it answers. */
+export async function startBaseline(): Promise<{ child: ChildProcess; origin: string }> {
+  const port = await freePort();
+  const child = spawn('node', ['-e', BASELINE_SERVER, String(port)], { stdio: 'ignore' });
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(`${origin}/`, 10_000);
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+  return { child, origin };
+}
+
 export const BASELINE_SERVER = `
 const http = require('node:http');
 const body = JSON.stringify({ id: 'baseline', name: 'Baseline', description: 'x'.repeat(940) });
