@@ -99,6 +99,57 @@ describe('per-endpoint fairness', () => {
   }, 30_000);
 });
 
+describe('a slot kept free for an endpoint with nothing to do', () => {
+  // A server of its own: the tests above leave slow sends holding slots until they answer.
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('an endpoint with nothing to do while two slow ones build backlogs still finds a slot free', async () => {
+    const { concurrency, perEndpointConcurrency } = server.services.config.webhooks;
+    const slowA = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: SLOW_ANSWER_MS }) });
+    const slowB = await startWebhookReceiver({ respond: () => ({ status: 200, delayMs: SLOW_ANSWER_MS }) });
+    const idle = await startWebhookReceiver();
+    receivers.push(slowA, slowB, idle);
+    // The idle endpoint hears only of updates, so the slow ones' backlogs build while it has nothing due.
+    const subscriptions: Array<[WebhookReceiver, 'agent.registered' | 'agent.updated']> = [
+      [slowA, 'agent.registered'],
+      [slowB, 'agent.registered'],
+      [idle, 'agent.updated'],
+    ];
+    const endpoints = [];
+    for (const [receiver, event] of subscriptions) {
+      const endpoint = await server.services.webhooks.add({ url: receiver.url, events: [event] }, { actor: 'test' });
+      receiver.secret = endpoint.secret;
+      endpoints.push(endpoint);
+    }
+
+    let lastAgentId = '';
+    for (let i = 0; i < 2 * perEndpointConcurrency + 2; i++) {
+      const agent = await server.services.agents.edits.create(agentInput({ name: `Reserve ${i}` }), { emitEvents: true });
+      lastAgentId = agent.id;
+    }
+    // Both slow endpoints have more due than their cap: they take every slot but the one kept free.
+    const heldBySlow = () => slowA.received.length + slowB.received.length;
+    await eventually(() => (heldBySlow() === concurrency - 1 ? true : undefined), 'the slow endpoints to hold all slots but one', 5_000);
+    // The kept slot and the capped backlogs are not something to poll for: the dispatcher waits
+    // (its next look is at the poll interval, a finished send or a new delivery), it does not spin.
+    const claimsBefore = server.services.webhookDispatcher.status().claims;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(server.services.webhookDispatcher.status().claims - claimsBefore).toBeLessThanOrEqual(2);
+
+    await server.services.agents.edits.update(lastAgentId, { tagline: 'Updated while the slots are busy' });
+    await idle.waitFor((hits) => hits.length === 1, 5_000, 'the update at the endpoint that was idle');
+    expect(lastArrival(idle)).toBeLessThan(firstSlowAnswer(slowA, slowB));
+    expect(heldBySlow()).toBe(concurrency - 1); // the slow endpoints did not take the kept slot meanwhile
+    for (const endpoint of endpoints) await server.services.webhooks.remove(endpoint.id, { actor: 'test' });
+  }, 30_000);
+});
+
 describe('what counts toward disabling an endpoint', () => {
   let server: TestServer;
   beforeAll(async () => {

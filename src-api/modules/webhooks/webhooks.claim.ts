@@ -197,34 +197,52 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
   };
 
   /**
-   * Slots one endpoint may hold while `busy` endpoints have work: an even share
-   * of this process's slots (rounded up, so no slot idles for rounding), never
-   * more than `perEndpointConcurrency`. With a fixed cap alone, two slow
-   * endpoints at 4 each took all 8 slots and a third, fast one waited behind
-   * them (the soak saw 8,735 deliveries still queued after 10 minutes).
+   * The one rule for who may take a free slot, given every active endpoint's
+   * in-flight count (every process) and whether it has work due, and this
+   * process's free slots. It returns
+   * - `share`: the most one endpoint may hold while several have work, an even
+   *   share of this process's slots (rounded up, so no slot idles for rounding),
+   *   never more than `perEndpointConcurrency`. With a fixed cap alone, two slow
+   *   endpoints at 4 each took all 8 slots and a third, fast one waited behind
+   *   them (the soak saw 8,735 deliveries still queued after 10 minutes);
+   * - `limit`: how many of the free slots may be dealt. While some active
+   *   endpoint has nothing due and nothing in flight, one stays free for it: two
+   *   slow endpoints sharing the slots between themselves would otherwise fill
+   *   all of them in the moment a fast one is between events, and its next
+   *   delivery would wait up to a whole timeout for a slot (CI saw it on
+   *   PostgreSQL, where events come in further apart). With one slot in all,
+   *   nothing is kept: the reserve would be everything.
    */
-  const shareOf = (busy: number): number =>
-    busy <= 1
-      ? settings.perEndpointConcurrency // alone, nobody waits for its slots
-      : Math.min(settings.perEndpointConcurrency, Math.ceil(settings.concurrency / busy));
+  const slotRule = (endpoints: ReadonlyArray<{ held: number; hasWork: boolean }>, free: number) => {
+    const busy = endpoints.filter(({ held, hasWork }) => held > 0 || hasWork).length;
+    const share =
+      busy <= 1
+        ? settings.perEndpointConcurrency // alone, nobody waits for its slots
+        : Math.min(settings.perEndpointConcurrency, Math.ceil(settings.concurrency / busy));
+    const someoneIdle = busy < endpoints.length && settings.concurrency > 1;
+    return { share, limit: Math.max(0, someoneIdle ? free - 1 : free) };
+  };
 
   /**
    * Due pending deliveries, fair across endpoints (max-min): each free slot goes
    * to the endpoint with work that holds the fewest in flight (counting every
-   * process; ties in rotating order), and none goes past its share (`shareOf`).
-   * A fast endpoint, whose slots come back in milliseconds, then wins them back
-   * before slow or failing endpoints with long backlogs can pile onto them.
+   * process; ties in rotating order), within `slotRule`. A fast endpoint, whose
+   * slots come back in milliseconds, then wins them back before slow or failing
+   * endpoints with long backlogs can pile onto them.
    */
-  const fairDuePending = async (endpoints: WebhookEndpointRow[], now: string, limit: number) => {
+  const fairDuePending = async (endpoints: WebhookEndpointRow[], now: string, free: number) => {
     const inFlight = await inFlightCounts();
     const candidates = [];
     for (const endpoint of inTurn(endpoints)) {
       const held = inFlight.get(endpoint.id) ?? 0;
-      const room = Math.min(limit, settings.perEndpointConcurrency - held);
+      const room = Math.min(free, settings.perEndpointConcurrency - held);
       const due = room > 0 ? await dueOfEndpoint.rows({ endpointId: endpoint.id, now, limit: room }) : [];
       candidates.push({ endpoint, held, due, next: 0 });
     }
-    const share = shareOf(candidates.filter(({ held, due }) => held > 0 || due.length > 0).length);
+    const { share, limit } = slotRule(
+      candidates.map(({ held, due }) => ({ held, hasWork: due.length > 0 })),
+      free,
+    );
     const dealt: Array<{ delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow }> = [];
     while (dealt.length < limit) {
       let pick: (typeof candidates)[number] | undefined;
@@ -369,23 +387,25 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
     },
 
     /**
-     * When something next becomes claimable: the earliest pending delivery of an
-     * active endpoint below its share of the slots, or the earliest lease of another
-     * process that may run out. Endpoints at their cap are left out: a send
-     * finishing here wakes the dispatcher, one finishing elsewhere is seen at the next poll.
+     * When something next becomes claimable by a process with `free` slots left:
+     * the earliest pending delivery of an active endpoint that `slotRule` would
+     * give a slot, or the earliest lease of another process that may run out.
+     * Deliveries held back by the rule are left out (waking for one the claim
+     * would not take would spin): a send finishing here wakes the dispatcher,
+     * one finishing elsewhere is seen at the next poll.
      */
-    async nextDueAt(owner: string): Promise<Date | null> {
+    async nextDueAt(owner: string, free: number): Promise<Date | null> {
       const inFlight = await inFlightCounts();
       const now = isoNow(clock);
       const endpoints = [];
       for (const { id } of await activeEndpoints.rows({})) {
-        endpoints.push({ held: inFlight.get(id) ?? 0, at: (await earliestPendingOfEndpoint.first({ endpointId: id }))?.at });
+        const at = (await earliestPendingOfEndpoint.first({ endpointId: id }))?.at;
+        endpoints.push({ held: inFlight.get(id) ?? 0, at, hasWork: typeof at === 'string' && at <= now });
       }
-      // The same share as fairDuePending: waking for a delivery it would not take would spin.
-      const share = shareOf(endpoints.filter(({ held, at }) => held > 0 || (typeof at === 'string' && at <= now)).length);
+      const { share, limit } = slotRule(endpoints, free);
       const candidates: string[] = [];
-      for (const { held, at } of endpoints) {
-        if (held >= share) continue;
+      for (const { held, at, hasWork } of endpoints) {
+        if (held >= share || (hasWork && limit === 0)) continue;
         if (typeof at === 'string') candidates.push(at);
       }
       const lease = (await earliestForeignLease.first({ owner }))?.at;

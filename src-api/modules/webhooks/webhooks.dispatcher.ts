@@ -20,6 +20,8 @@ export interface DispatcherStatus {
   inFlight: number;
   /** Attempts this dispatcher has sent (any outcome) since it was created. */
   attemptsSent: number;
+  /** Times it has looked for due deliveries with a slot free: one per send finished, wake-up or poll, not more. */
+  claims: number;
 }
 
 /** When nothing was claimable but the database says something is already due (clock skew between processes), don't spin. */
@@ -45,6 +47,7 @@ export function createWebhookDispatcher({
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let attemptsSent = 0;
+  let claims = 0;
   let timer: PendingTick | undefined;
   let timerDueAt = Number.POSITIVE_INFINITY;
   let stopListening: (() => void) | undefined;
@@ -91,6 +94,7 @@ export function createWebhookDispatcher({
     const free = settings.concurrency - inFlight.size;
     if (free <= 0) return; // every finishing send ticks again
     let claimed: ClaimedAttempt[];
+    claims++;
     try {
       claimed = await queue.claimDue(owner, free);
     } catch (error) {
@@ -104,7 +108,7 @@ export function createWebhookDispatcher({
 
     let delay = settings.pollIntervalMs;
     try {
-      const next = await queue.nextDueAt(owner);
+      const next = await queue.nextDueAt(owner, free - claimed.length);
       if (next) delay = Math.min(delay, Math.max(MIN_IDLE_DELAY_MS, next.getTime() - clock.now().getTime()));
     } catch (error) {
       log('webhooks: could not read the next due time', error);
@@ -182,7 +186,7 @@ export function createWebhookDispatcher({
     },
 
     status(): DispatcherStatus {
-      return { running, owner, inFlight: inFlight.size, attemptsSent };
+      return { running, owner, inFlight: inFlight.size, attemptsSent, claims };
     },
   };
 }

@@ -118,7 +118,7 @@ export function createDeliveryQueue({ store, clock, ids, audit, config, random =
     /** Takes up to `limit` due deliveries under `owner`'s lease (webhooks.claim.ts). */
     claimDue: claims.claimDue,
 
-    /** When something next becomes claimable for `owner` (webhooks.claim.ts). */
+    /** When something next becomes claimable for `owner` with its free slots (webhooks.claim.ts). */
     nextDueAt: claims.nextDueAt,
 
     /**
