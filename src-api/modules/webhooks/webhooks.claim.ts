@@ -3,6 +3,7 @@ import type { Config } from '../../config';
 import type { Store } from '../../db/store';
 import { isoNow, type Clock } from '../../lib/clock';
 import type { IdGenerator } from '../../lib/ids';
+import { dealSlots, slotRule } from './webhooks.fair-share';
 import { buildWebhookRequest, type WebhookEventSource } from './webhooks.payload';
 import type { ClaimedAttempt } from './webhooks.queue';
 import { param, statement } from './webhooks.statement';
@@ -197,38 +198,8 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
   };
 
   /**
-   * The one rule for who may take a free slot, given every active endpoint's
-   * in-flight count (every process) and whether it has work due, and this
-   * process's free slots. It returns
-   * - `share`: the most one endpoint may hold while several have work, an even
-   *   share of this process's slots (rounded up, so no slot idles for rounding),
-   *   never more than `perEndpointConcurrency`. With a fixed cap alone, two slow
-   *   endpoints at 4 each took all 8 slots and a third, fast one waited behind
-   *   them (the soak saw 8,735 deliveries still queued after 10 minutes);
-   * - `limit`: how many of the free slots may be dealt. While some active
-   *   endpoint has nothing due and nothing in flight, one stays free for it: two
-   *   slow endpoints sharing the slots between themselves would otherwise fill
-   *   all of them in the moment a fast one is between events, and its next
-   *   delivery would wait up to a whole timeout for a slot (CI saw it on
-   *   PostgreSQL, where events come in further apart). With one slot in all,
-   *   nothing is kept: the reserve would be everything.
-   */
-  const slotRule = (endpoints: ReadonlyArray<{ held: number; hasWork: boolean }>, free: number) => {
-    const busy = endpoints.filter(({ held, hasWork }) => held > 0 || hasWork).length;
-    const share =
-      busy <= 1
-        ? settings.perEndpointConcurrency // alone, nobody waits for its slots
-        : Math.min(settings.perEndpointConcurrency, Math.ceil(settings.concurrency / busy));
-    const someoneIdle = busy < endpoints.length && settings.concurrency > 1;
-    return { share, limit: Math.max(0, someoneIdle ? free - 1 : free) };
-  };
-
-  /**
-   * Due pending deliveries, fair across endpoints (max-min): each free slot goes
-   * to the endpoint with work that holds the fewest in flight (counting every
-   * process; ties in rotating order), within `slotRule`. A fast endpoint, whose
-   * slots come back in milliseconds, then wins them back before slow or failing
-   * endpoints with long backlogs can pile onto them.
+   * Due pending deliveries, fair across endpoints (`dealSlots` within `slotRule`,
+   * webhooks.fair-share.ts), counting every process's in-flight deliveries.
    */
   const fairDuePending = async (endpoints: WebhookEndpointRow[], now: string, free: number) => {
     const inFlight = await inFlightCounts();
@@ -237,24 +208,19 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
       const held = inFlight.get(endpoint.id) ?? 0;
       const room = Math.min(free, settings.perEndpointConcurrency - held);
       const due = room > 0 ? await dueOfEndpoint.rows({ endpointId: endpoint.id, now, limit: room }) : [];
-      candidates.push({ endpoint, held, due, next: 0 });
+      candidates.push({ endpoint, held, due });
     }
     const { share, limit } = slotRule(
+      settings,
       candidates.map(({ held, due }) => ({ held, hasWork: due.length > 0 })),
       free,
     );
-    const dealt: Array<{ delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow }> = [];
-    while (dealt.length < limit) {
-      let pick: (typeof candidates)[number] | undefined;
-      for (const candidate of candidates) {
-        if (candidate.next >= candidate.due.length || candidate.held >= share) continue;
-        if (!pick || candidate.held < pick.held) pick = candidate;
-      }
-      if (!pick) break;
-      dealt.push({ delivery: pick.due[pick.next++]!, endpoint: pick.endpoint });
-      pick.held++;
-    }
-    return dealt;
+    const taken = dealSlots(
+      candidates.map(({ held, due }) => ({ held, due: due.length })),
+      share,
+      limit,
+    );
+    return candidates.flatMap(({ endpoint, due }, i) => due.slice(0, taken[i]).map((delivery) => ({ delivery, endpoint })));
   };
 
   /** The earliest next_attempt_at of a pending delivery of an active endpoint, or lease end of another owner (ISO). */
@@ -402,7 +368,7 @@ export function createClaims({ store, clock, ids, config, leaseMs }: ClaimsDeps)
         const at = (await earliestPendingOfEndpoint.first({ endpointId: id }))?.at;
         endpoints.push({ held: inFlight.get(id) ?? 0, at, hasWork: typeof at === 'string' && at <= now });
       }
-      const { share, limit } = slotRule(endpoints, free);
+      const { share, limit } = slotRule(settings, endpoints, free);
       const candidates: string[] = [];
       for (const { held, at, hasWork } of endpoints) {
         if (held >= share || (hasWork && limit === 0)) continue;
