@@ -441,6 +441,35 @@ test.describe('Webhooks', () => {
     );
   });
 
+  test('the first load leaves Refresh idle, and a refresh does not move the list under the pointer', async ({ page }) => {
+    const hooks = new WebhooksPage(page);
+    const refresh = page.getByTestId('endpoints-refresh');
+    const spinner = refresh.getByRole('img', { name: 'loading' });
+    const list = hooks.ready.or(hooks.empty);
+    const layout = async () => ({ listTop: (await list.boundingBox())!.y, refreshWidth: (await refresh.boundingBox())!.width });
+
+    await hooks.goto();
+    await hooks.expectListLoaded();
+    // Refresh spins for a reload of a list already shown; a spinner shrinking away after the first load
+    // reflowed the toolbar while CI clicked a row's Edit, and the click was lost.
+    await expect(spinner).toHaveCount(0);
+    const idle = await layout();
+
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/trpc/webhooks.list**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await refresh.click();
+    await expect(spinner).toBeVisible();
+    expect(await layout()).toEqual(idle);
+    release();
+    await expect(spinner).toHaveCount(0);
+    expect(await layout()).toEqual(idle);
+    await page.unroute('**/trpc/webhooks.list**');
+  });
+
   test('empty, error and missing-endpoint states', async ({ page }) => {
     const hooks = new WebhooksPage(page);
 
