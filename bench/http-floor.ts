@@ -11,10 +11,9 @@
  * needing a fifth of raw's req/s needs its work under what this table shows, not under raw's 1/0.2 × its cost.
  * Not a test: numbers depend on the machine; compare within one run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { argument, loadAverage } from './lib/cli';
 import { startLoadClient } from './lib/load-client';
-import { freePort, processCpuMicros, waitForHealth } from './lib/server-process';
+import { processCpuMicros, startInlineServer } from './lib/server-process';
 
 const seconds = Number(argument('seconds') ?? 5);
 const numbers = (name: string, fallback: string) => (argument(name) ?? fallback).split(',').map(Number);
@@ -34,14 +33,6 @@ http.createServer((req, res) => {
 }).listen(port, '127.0.0.1');
 `;
 
-async function startWorking(work: number, bytes: number): Promise<{ child: ChildProcess; origin: string }> {
-  const port = await freePort();
-  const child = spawn('node', ['-e', WORKING_SERVER, String(port), String(work), String(bytes)], { stdio: 'ignore' });
-  const origin = `http://127.0.0.1:${port}`;
-  await waitForHealth(`${origin}/`, 10_000);
-  return { child, origin };
-}
-
 const client = startLoadClient();
 console.log(`50 connections, ${seconds} s a load, load ${loadAverage()}`);
 console.log('work µs   bytes    req/s  of raw   p99   server µs/req   HTTP µs/req   client µs/req');
@@ -52,7 +43,7 @@ try {
     ...works.flatMap((work) => sizes.map((bytes) => [work, bytes] as const)).filter(([work, bytes]) => work > 0 || bytes !== 1000),
   ];
   for (const [work, bytes] of rows) {
-    const { child, origin } = await startWorking(work, bytes);
+    const { child, origin } = await startInlineServer(WORKING_SERVER, work, bytes);
     try {
       const requests = [{ method: 'GET' as const, path: '/' }];
       await client.run({ url: origin, requests, connections: 50, seconds: 1 }); // the JIT and the caches settle

@@ -150,11 +150,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The baseline: raw node:http answering a fixed 1 KB JSON body. */
-/** The raw node:http baseline (BASELINE_SERVER) in a process of its own, once it answers. */
-export async function startBaseline(): Promise<{ child: ChildProcess; origin: string }> {
+/**
+ * A node:http server given as source (`node -e`, its arguments after it), in a process of its own, once it
+ * answers on `/`: the raw baseline (BASELINE_SERVER) and http-floor.ts's working servers.
+ */
+export async function startInlineServer(source: string, ...args: Array<string | number>): Promise<{ child: ChildProcess; origin: string }> {
   const port = await freePort();
-  const child = spawn('node', ['-e', BASELINE_SERVER, String(port)], { stdio: 'ignore' });
+  const child = spawn('node', ['-e', source, String(port), ...args.map(String)], { stdio: 'ignore' });
   const origin = `http://127.0.0.1:${port}`;
   try {
     await waitForHealth(`${origin}/`, 10_000);
@@ -165,6 +167,10 @@ export async function startBaseline(): Promise<{ child: ChildProcess; origin: st
   return { child, origin };
 }
 
+/** The raw node:http baseline (BASELINE_SERVER) in a process of its own, once it answers. */
+export const startBaseline = () => startInlineServer(BASELINE_SERVER);
+
+/** The baseline: raw node:http answering a fixed 1 KB JSON body. */
 export const BASELINE_SERVER = `
 const http = require('node:http');
 const body = JSON.stringify({ id: 'baseline', name: 'Baseline', description: 'x'.repeat(940) });

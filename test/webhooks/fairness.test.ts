@@ -18,6 +18,8 @@ const SLOW_ANSWER_MS = 9_900;
 function firstSlowAnswer(...slow: WebhookReceiver[]): number {
   return Math.min(...slow.flatMap((receiver) => receiver.received.map((hit) => hit.receivedAt))) + SLOW_ANSWER_MS;
 }
+/** The defaults (8 slots, at most 4 per endpoint, a 10 s deadline); a failed attempt is retried only after a minute. */
+const FAIRNESS_SERVER = { allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } };
 function lastArrival(receiver: WebhookReceiver): number {
   return Math.max(...receiver.received.map((hit) => hit.receivedAt));
 }
@@ -28,8 +30,7 @@ afterAll(async () => {
 describe('per-endpoint fairness', () => {
   let server: TestServer;
   beforeAll(async () => {
-    // The defaults: 8 slots, at most 4 per endpoint, a 10 s deadline.
-    server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } });
+    server = await startTestServer(FAIRNESS_SERVER);
   });
   afterAll(async () => {
     await server?.close();
@@ -103,7 +104,7 @@ describe('a slot kept free for an endpoint with nothing to do', () => {
   // A server of its own: the tests above leave slow sends holding slots until they answer.
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ allowPrivateUrls: true, webhooks: { retryDelaysMs: [60_000], jitter: 0 } });
+    server = await startTestServer(FAIRNESS_SERVER);
   });
   afterAll(async () => {
     await server?.close();
