@@ -10,6 +10,7 @@ import { parseQuery } from '../../src-api/modules/search/text';
 import { LISTED, pruningStats } from '../../src-api/modules/search/pruned';
 import { AGENT_TYPES } from '../../src-api/modules/agents/agents.schemas';
 import { seededRandom } from '../../src-api/lib/seeded-random';
+import { SIMD_AND } from '../../src-api/modules/search/simd-bits';
 
 // Step 1's one-pass AND of two or three words' bitsets (matching-bits' fusedMatching), the few matches of a rare
 // capability scored from their list (pruned.ts scoreListed), and the name key read only when some agent's name is
@@ -79,6 +80,7 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
     LISTED_CLEAR.enabled = true;
     SLOT_GATES.enabled = true;
     LISTED.batched = true;
+    SIMD_AND.enabled = true;
   });
 
   it('equals the exhaustive scorer with each path on and off, before and after agents are added, changed and unlisted', () => {
@@ -95,6 +97,7 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
           LISTED_CLEAR.enabled = on;
           SLOT_GATES.enabled = on;
           LISTED.batched = on;
+          SIMD_AND.enabled = on;
           const paths = expectSame(index, querySeed, 120);
           if (on) used = paths;
         }
@@ -145,10 +148,14 @@ describe('pruned top-k: one-pass matching bits, listed matches, name keys read o
         const passes = matchingBits(store, plan, filter, scratchOf(store), words);
         const bits = scratchOf(store).matching.slice(0, words);
         FUSED.enabled = true;
-        const fused = matchingBits(store, plan, filter, scratchOf(store), words);
-        expect(matchingStats.path).toBe('fused');
-        expect(fused).toEqual(passes);
-        expect(scratchOf(store).matching.slice(0, words)).toEqual(bits);
+        // In WebAssembly SIMD and in JavaScript.
+        for (const simd of [true, false]) {
+          SIMD_AND.enabled = simd;
+          const fused = matchingBits(store, plan, filter, scratchOf(store), words);
+          expect(matchingStats.path).toBe('fused');
+          expect(fused).toEqual(passes);
+          expect(scratchOf(store).matching.slice(0, words)).toEqual(bits);
+        }
       }
     };
     compare();
@@ -247,6 +254,7 @@ describe('a filtered query that lists its few matches', () => {
     LISTED_CLEAR.enabled = true;
     SLOT_GATES.enabled = true;
     LISTED.batched = true;
+    SIMD_AND.enabled = true;
   });
 
   it('clears only the words of the last listed matches, whatever path wrote the bits before', () => {

@@ -2,6 +2,7 @@ import { andInto, countBits, orInto, popcount32, setBit } from './bitsets';
 import type { IndexStore } from './index-store';
 import type { PruningScratch } from './pruning-scratch';
 import type { PlannedTerm, PreparedFilter } from './scoring';
+import { andCount } from './simd-bits';
 import { slotsOfType } from './type-lists';
 import { WORD_UNIONS, type WordUnions } from './word-unions';
 
@@ -139,6 +140,9 @@ function fusedMatching(
   let count = 0;
   // Each word one bitset (its union, or its only form, standing in twice): one load a word each.
   if (a === b && c === d && e === f) {
+    // In WebAssembly SIMD where it runs (two words: c stands in for the missing third).
+    const simd = andCount(alive, a, c, e ?? c, matching, words);
+    if (simd !== undefined) return simd;
     if (e === undefined) {
       for (let w = 0; w < words; w++) {
         const bits = alive[w]! & a[w]! & c[w]!;
@@ -237,7 +241,9 @@ function singleWordMatching(
   }
   const alive = store.aliveBits;
   let count = 0;
-  // No branch on empty words (as fusedMatching).
+  // No branch on empty words (as fusedMatching); one bitset in WebAssembly SIMD where it runs.
+  const simd = second === undefined ? andCount(alive, first, first, first, matching, words) : undefined;
+  if (simd !== undefined) return simd;
   if (second === undefined) {
     for (let w = 0; w < words; w++) {
       const bits = first[w]! & alive[w]!;
