@@ -32,7 +32,8 @@ export const AND_COUNT_WAT = `(module
       (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
       (i32.add (i32x4.extract_lane 2 (local.get $sum)) (i32x4.extract_lane 3 (local.get $sum))))))`;
 
-export const AND_COUNT_WASM = 'AGFzbQEAAAABCwFgBn9/f39/fwF/AwIBAAUDAQABBxUCBm1lbW9yeQIACGFuZENvdW50AAAKewF5AgF/AnsCQANAIAYgBU8NASAAIAZq/QAEACABIAZq/QAEAP1OIAIgBmr9AAQAIAMgBmr9AAQA/U79TiEHIAQgBmogB/0LBAAgCCAH/WL9ff1//a4BIQggBkEQaiEGDAALCyAI/RsAIAj9GwFqIAj9GwIgCP0bA2pqCw==';
+export const AND_COUNT_WASM =
+  'AGFzbQEAAAABCwFgBn9/f39/fwF/AwIBAAUDAQABBxUCBm1lbW9yeQIACGFuZENvdW50AAAKewF5AgF/AnsCQANAIAYgBU8NASAAIAZq/QAEACABIAZq/QAEAP1OIAIgBmr9AAQAIAMgBmr9AAQA/U79TiEHIAQgBmogB/0LBAAgCCAH/WL9ff1//a4BIQggBkEQaiEGDAALCyAI/RsAIAj9GwFqIAj9GwIgCP0bA2pqCw==';
 
 /** For A/B measurements and tests: off, `andCount` returns undefined (the JavaScript loops run). */
 export const SIMD_AND = { enabled: true };
@@ -64,7 +65,14 @@ function loadKernel(): Kernel | undefined {
  * `out` = a & b & c & d over their first `words` words; the count of its 1 bits. The same array may be given
  * more than once (copied once). Undefined when SIMD is unavailable or off.
  */
-export function andCount(a: Uint32Array, b: Uint32Array, c: Uint32Array, d: Uint32Array, out: Uint32Array, words: number): number | undefined {
+export function andCount(
+  a: Uint32Array,
+  b: Uint32Array,
+  c: Uint32Array,
+  d: Uint32Array,
+  out: Uint32Array,
+  words: number,
+): number | undefined {
   if (!SIMD_AND.enabled) return undefined;
   if (kernel === null) kernel = loadKernel();
   if (kernel === undefined) return undefined;
