@@ -62,8 +62,8 @@ function loadKernel(): Kernel | undefined {
 }
 
 /**
- * `out` = a & b & c & d over their first `words` words; the count of its 1 bits. The same array may be given
- * more than once (copied once). Undefined when SIMD is unavailable or off.
+ * `out` = a & b & c & d over their first `words` words (each at least that long); the count of its 1 bits. The
+ * same array may be given more than once (copied once). Undefined when SIMD is unavailable or off.
  */
 export function andCount(
   a: Uint32Array,
