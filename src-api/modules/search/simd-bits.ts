@@ -82,18 +82,19 @@ export function andCount(
   const { memory } = kernel;
   if (memory.buffer.byteLength < needed) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / 65_536));
   if (heap.buffer !== memory.buffer) heap = new Uint32Array(memory.buffer);
-  const regionOf = (bits: Uint32Array, region: number, ...before: Uint32Array[]): number => {
-    const same = before.indexOf(bits);
-    if (same >= 0) return same;
-    heap.set(bits.subarray(0, words), region * stride);
-    if (stride > words) heap.fill(0, region * stride + words, (region + 1) * stride);
-    return region;
-  };
-  const ra = regionOf(a, 0);
-  const rb = regionOf(b, 1, a);
-  const rc = regionOf(c, 2, a, b);
-  const rd = regionOf(d, 3, a, b, c);
+  // An input given again reuses the region of its first copy: no closure or array per call on this hot path.
+  const ra = copyIn(a, 0, words, stride);
+  const rb = b === a ? ra : copyIn(b, 1, words, stride);
+  const rc = c === a ? ra : c === b ? rb : copyIn(c, 2, words, stride);
+  const rd = d === a ? ra : d === b ? rb : d === c ? rc : copyIn(d, 3, words, stride);
   const count = kernel.andCount(ra * stride * 4, rb * stride * 4, rc * stride * 4, rd * stride * 4, 4 * stride * 4, stride * 4);
   out.set(heap.subarray(4 * stride, 4 * stride + words));
   return count;
+}
+
+/** Copies `bits`' first `words` words into region `region` of the memory, zero-padded to `stride`; the region. */
+function copyIn(bits: Uint32Array, region: number, words: number, stride: number): number {
+  heap.set(bits.subarray(0, words), region * stride);
+  if (stride > words) heap.fill(0, region * stride + words, (region + 1) * stride);
+  return region;
 }
