@@ -41,6 +41,8 @@ export const transportConfigSchema = z.object({
    * busy, and an overflowed connection waits for the kernel's SYN-ACK retries: seconds to a minute.
    */
   listenBacklog: z.number().int().positive(),
+  /** Answers written together at the end of the event loop's turn (`installAnswerBatching`); off only for A/B measurements. */
+  batchAnswers: z.boolean(),
 });
 
 /** Which addresses X-Forwarded-For may name the client: false, the number of proxies in front, or the proxies' addresses. */
@@ -195,6 +197,7 @@ export const defaultConfig: Config = {
     timeoutCheckIntervalMs: 1_000,
     maxHeaderBytes: 16 * 1024,
     listenBacklog: 4096,
+    batchAnswers: true,
   },
   webhooks: {
     retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,
@@ -279,6 +282,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigOverrides {
   if (env.AGENTDIR_LOG_REQUESTS) overrides.logRequests = parseOnOff(env.AGENTDIR_LOG_REQUESTS, 'AGENTDIR_LOG_REQUESTS');
   if (env.AGENTDIR_PROFILE_CACHE_ENTRIES) {
     overrides.profileCacheEntries = parsePositiveInt(env.AGENTDIR_PROFILE_CACHE_ENTRIES, 'AGENTDIR_PROFILE_CACHE_ENTRIES');
+  }
+  if (env.AGENTDIR_BATCH_ANSWERS) {
+    overrides.transport = { batchAnswers: parseOnOff(env.AGENTDIR_BATCH_ANSWERS, 'AGENTDIR_BATCH_ANSWERS') };
   }
   if (env.AGENTDIR_SEARCH_CACHE) overrides.searchCache = parseOnOff(env.AGENTDIR_SEARCH_CACHE, 'AGENTDIR_SEARCH_CACHE');
   if (env.AGENTDIR_METRICS) overrides.metrics = parseMetricsAccess(env.AGENTDIR_METRICS, 'AGENTDIR_METRICS');

@@ -48,6 +48,12 @@ async function main(argv: string[]): Promise<void> {
         'keep answers to repeated searches until the next change (default on, env AGENTDIR_SEARCH_CACHE)',
       ).argParser((value) => wrap(() => parseOnOff(value, '--search-cache'))),
     )
+    .addOption(
+      new Option(
+        '--batch-answers <on|off>',
+        'write the answers to the requests read in one turn of the event loop together, at its end (default on, env AGENTDIR_BATCH_ANSWERS)',
+      ).argParser((value) => wrap(() => parseOnOff(value, '--batch-answers'))),
+    )
     .option('--log-requests', 'log every request to stdout')
     .addOption(
       new Option(
@@ -80,6 +86,7 @@ async function main(argv: string[]): Promise<void> {
     allowPrivateUrls?: boolean;
     rateLimit?: boolean;
     searchCache?: boolean;
+    batchAnswers?: boolean;
     logRequests?: boolean;
     metrics?: MetricsAccess;
     smtpUrl?: string;
@@ -105,6 +112,7 @@ async function main(argv: string[]): Promise<void> {
     ...(flags.redisUrl !== undefined && { redisUrl: flags.redisUrl }),
     ...(flags.database !== undefined && { databaseUrl: flags.database }),
     rateLimit: { ...fromEnv.rateLimit, ...(flags.rateLimit !== undefined && { enabled: flags.rateLimit }) },
+    transport: { ...fromEnv.transport, ...(flags.batchAnswers !== undefined && { batchAnswers: flags.batchAnswers }) },
     mail: {
       ...fromEnv.mail,
       ...(flags.smtpUrl !== undefined && { smtpUrl: flags.smtpUrl }),

@@ -15,6 +15,8 @@ export interface ServerOptions {
   cache?: boolean;
   /** The store's flags, such as `--database-url` (SQLite in the data dir when empty). */
   databaseArgs?: string[];
+  /** More of the server's own flags (`--batch-answers off`). */
+  serverArgs?: string[];
   /** Node's own flags, before the script (`--expose-gc`, `-r probe.cjs`, `--trace-gc`). */
   nodeArgs?: string[];
   /** The checkout whose out/api/serve.js runs (another one for an A/B). */
@@ -41,6 +43,7 @@ export function spawnServer(port: number, dataDir: string, options: ServerOption
       '--search-cache',
       options.cache ? 'on' : 'off',
       ...(options.databaseArgs ?? []),
+      ...(options.serverArgs ?? []),
     ],
     {
       cwd: options.root ?? root,

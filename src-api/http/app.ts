@@ -26,6 +26,7 @@ import {
   clientErrorHandler,
   createMethodIndex,
   createRequestHeadersHook,
+  installAnswerBatching,
   installMethodHandling,
   transportServerOptions,
   trustProxyOption,
@@ -98,6 +99,8 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // nosniff and CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries them; then the Host check.
   app.addHook('onRequest', createRequestHeadersHook(API_PREFIX, methodIndex));
+  // Before any route, so that every answer (errors included) goes out with its turn's others.
+  if (config.transport.batchAnswers) installAnswerBatching(app);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -372,14 +372,30 @@ describe('methods', () => {
 });
 
 describe('hooks', () => {
-  it('runs two onRequest hooks and one onSend hook on an API route, and no more', () => {
-    // Every request pays for each: nosniff, CORS and the Host check are one hook (createRequestHeadersHook), then
-    // API keys and limits; the cookie plugin's writer is the one onSend hook (cookies are parsed where read).
-    const routes = server.app.printRoutes({ includeHooks: true, commonPrefix: false, method: 'GET' });
+  /** The hooks of one kind on `GET /search`, by name, as Fastify lists them. */
+  function searchRouteHooks(app: TestServer['app'], name: string): string[] {
+    const routes = app.printRoutes({ includeHooks: true, commonPrefix: false, method: 'GET' });
     const block = /\/search \(GET\)\n((?:.*•.*\n)+)/.exec(routes)?.[1] ?? '';
-    const hooks = (name: string) => JSON.parse(new RegExp(`\\(${name}\\) (\\[.*\\])`).exec(block)?.[1] ?? '[]') as string[];
-    expect(hooks('onRequest')).toEqual(['requestHeaders()', 'anonymous()']);
-    expect(hooks('onSend')).toEqual(['fastifyCookieOnSendHandler()']);
+    return JSON.parse(new RegExp(`\\(${name}\\) (\\[.*\\])`).exec(block)?.[1] ?? '[]') as string[];
+  }
+
+  it('runs two onRequest hooks and two onSend hooks on an API route, and no more', () => {
+    // Every request pays for each: nosniff, CORS and the Host check are one hook (createRequestHeadersHook), then
+    // API keys and limits; the cookie plugin's writer (cookies are parsed where read), then answer batching, which
+    // hands each answer on at the end of the event loop's turn.
+    expect(searchRouteHooks(server.app, 'onRequest')).toEqual(['requestHeaders()', 'anonymous()']);
+    expect(searchRouteHooks(server.app, 'onSend')).toEqual(['fastifyCookieOnSendHandler()', 'answerAtEndOfTurn()']);
+  });
+
+  it('writes each answer at once, with one onSend hook, when answer batching is off', async () => {
+    const unbatched = await startTestServer({ transport: { batchAnswers: false } });
+    try {
+      expect(searchRouteHooks(unbatched.app, 'onSend')).toEqual(['fastifyCookieOnSendHandler()']);
+      const response = await unbatched.api('/agents/search?q=agent');
+      expect(response.status).toBe(200);
+    } finally {
+      await unbatched.close();
+    }
   });
 });
 
