@@ -41,7 +41,7 @@ export const transportConfigSchema = z.object({
    * busy, and an overflowed connection waits for the kernel's SYN-ACK retries: seconds to a minute.
    */
   listenBacklog: z.number().int().positive(),
-  /** Answers written together at the end of the event loop's turn (`installAnswerBatching`); off only for A/B measurements. */
+  /** Search answers written together at the end of the event loop's turn (`installAnswerBatching`); off only for A/B measurements. */
   batchAnswers: z.boolean(),
 });
 

@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<void> {
     .addOption(
       new Option(
         '--batch-answers <on|off>',
-        'write the answers to the requests read in one turn of the event loop together, at its end (default on, env AGENTDIR_BATCH_ANSWERS)',
+        'write search answers to the requests read in one turn of the event loop together, at its end (default on, env AGENTDIR_BATCH_ANSWERS)',
       ).argParser((value) => wrap(() => parseOnOff(value, '--batch-answers'))),
     )
     .option('--log-requests', 'log every request to stdout')

@@ -37,6 +37,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The budget this route spends; routes without one are not limited. */
     rateLimit?: RateLimitPolicy;
+    /** Answers leave with the rest of their event-loop turn's (`installAnswerBatching`): for routes whose answers are slow to make. */
+    batchAnswers?: boolean;
   }
   interface FastifyInstance {
     /** Every route under /api/v1 as registered: what the OpenAPI document must describe. */
@@ -99,7 +101,7 @@ export async function buildApp({ services, config, extensions = [], logger, admi
   installMetrics(app, { metrics: createMetrics({ services }), config, adminToken });
   // nosniff and CORS first, so every later answer (400 Host, 401, 429, 404, 405) carries them; then the Host check.
   app.addHook('onRequest', createRequestHeadersHook(API_PREFIX, methodIndex));
-  // Before any route, so that every answer (errors included) goes out with its turn's others.
+  // Before any route is added: it is fed by onRoute.
   if (config.transport.batchAnswers) installAnswerBatching(app);
 
   app.setValidatorCompiler(validatorCompiler);

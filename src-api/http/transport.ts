@@ -35,23 +35,38 @@ export function transportServerOptions(transport: TransportConfig): {
 }
 
 /**
- * Answers leave at the end of the event loop's turn (`setImmediate`, after the turn's I/O callbacks), not each as
- * soon as it is ready: the requests that arrived together are all handled, then all answered (as Netty's flush
- * consolidation does). Written one by one, each answer wakes a client that went to sleep waiting for it, while
- * the next request is still being worked on; answered together, a client wakes once for several. Measured at
- * 100,000 agents, 50 connections, two servers on one database loaded in turns (`bench/answer-batching.ts`,
- * 2026-11-30 04:50, medians of 3 rounds): `GET /agents/{id}` x0.98 req/s, one common word x1.47, two x1.25
- * (server CPU 138 -> 111 µs a request), three x1.32, typo x1.16, prefix x1.14, an exact word x1.13, filtered POST
- * x1.25, every p99 the same or lower (two words 13 -> 9 ms); the load generator's sleeps per request 0.88 -> 0.08
- * (two words). Deferring only the answers that took long was worse than either (by id x0.78): mixed, the quick
- * answers still wake the client one by one. An answer waits at most for the rest of its turn's work; alone, a
- * turn is one request.
- * `transport.batchAnswers` off (`--batch-answers off`) writes each at once, for A/B measurements.
+ * The answers of the routes that ask for it (`config: { batchAnswers: true }`: search) leave at the end of the event
+ * loop's turn (`setImmediate`, after the turn's I/O callbacks), not each as soon as it is ready: the requests that
+ * arrived together are all handled, then all answered (as Netty's flush consolidation does). Written one by one,
+ * each answer wakes a client that went to sleep waiting for it while the server works on the next request;
+ * answered together, a client wakes once for several, and the server's CPU a request drops with the wake-ups.
+ *
+ * Measured at 100,000 agents, 50 connections, two servers on one database loaded in turns, the idle one stopped
+ * (`bench/answer-batching.ts`, 2026-11-30 06:55-07:05, medians of 3 rounds, two runs), search's answers batched
+ * against none: one common word x1.35-1.38 req/s, two x1.30-1.36 (server CPU 142 -> 102 µs a request, p99 13 -> 9
+ * ms), three x1.35-1.44, typo x1.16-1.21, prefix x1.24-1.33, an exact word x1.15-1.17, filtered POST x1.30;
+ * `GET /agents/{id}` (not batched) x1.01-1.05. Batching every route measured worse in the same hour: `GET
+ * /agents/{id}` x0.67 (server CPU 22 -> 39 µs a request: with quick answers held back, the client and the server
+ * work in turns instead of side by side), and, for reasons not found, search's quick classes with it (typo x0.94,
+ * an exact word x0.93). Holding back only the answers that took long since their request arrived was worse again
+ * (answers of a turn mixed, the client still woken one by one). So it is per route, for search.
+ * An answer waits at most for the rest of its turn's work; alone, a turn is one request.
+ * `transport.batchAnswers` off (`--batch-answers off`) writes every answer at once, for A/B measurements.
  */
 export function installAnswerBatching(app: FastifyInstance): void {
-  app.addHook('onSend', function answerAtEndOfTurn(_request, _reply, payload, done) {
-    setImmediate(done, null, payload);
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.batchAnswers) return;
+    route.onSend = [route.onSend ?? []].flat().concat(answerAtEndOfTurn);
   });
+}
+
+function answerAtEndOfTurn(
+  _request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
+  setImmediate(done, null, payload);
 }
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; title: string; detail: string }> = {

@@ -372,25 +372,29 @@ describe('methods', () => {
 });
 
 describe('hooks', () => {
-  /** The hooks of one kind on `GET /search`, by name, as Fastify lists them. */
-  function searchRouteHooks(app: TestServer['app'], name: string): string[] {
+  /** The hooks of one kind on a GET route, by name, as Fastify lists them (`path` as its tree shows it). */
+  function routeHooks(app: TestServer['app'], path: string, name: string): string[] {
     const routes = app.printRoutes({ includeHooks: true, commonPrefix: false, method: 'GET' });
-    const block = /\/search \(GET\)\n((?:.*•.*\n)+)/.exec(routes)?.[1] ?? '';
+    const escaped = path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    const block = new RegExp(`── ${escaped} \\(GET\\)\\n((?:.*•.*\\n)+)`).exec(routes)?.[1] ?? '';
     return JSON.parse(new RegExp(`\\(${name}\\) (\\[.*\\])`).exec(block)?.[1] ?? '[]') as string[];
   }
 
-  it('runs two onRequest hooks and two onSend hooks on an API route, and no more', () => {
+  it('runs two onRequest hooks and one onSend hook on an API route, and answer batching on search only', () => {
     // Every request pays for each: nosniff, CORS and the Host check are one hook (createRequestHeadersHook), then
-    // API keys and limits; the cookie plugin's writer (cookies are parsed where read), then answer batching, which
-    // hands each answer on at the end of the event loop's turn.
-    expect(searchRouteHooks(server.app, 'onRequest')).toEqual(['requestHeaders()', 'anonymous()']);
-    expect(searchRouteHooks(server.app, 'onSend')).toEqual(['fastifyCookieOnSendHandler()', 'answerAtEndOfTurn()']);
+    // API keys and limits; the cookie plugin's writer is the one onSend hook (cookies are parsed where read). Search,
+    // whose answers are slow to make, hands each on at the end of the event loop's turn (installAnswerBatching).
+    for (const path of ['/search', '/api/v1/claims/:id']) {
+      expect(routeHooks(server.app, path, 'onRequest')).toEqual(['requestHeaders()', 'anonymous()']);
+    }
+    expect(routeHooks(server.app, '/api/v1/claims/:id', 'onSend')).toEqual(['fastifyCookieOnSendHandler()']);
+    expect(routeHooks(server.app, '/search', 'onSend')).toEqual(['fastifyCookieOnSendHandler()', 'answerAtEndOfTurn()']);
   });
 
-  it('writes each answer at once, with one onSend hook, when answer batching is off', async () => {
+  it('writes each answer at once when answer batching is off', async () => {
     const unbatched = await startTestServer({ transport: { batchAnswers: false } });
     try {
-      expect(searchRouteHooks(unbatched.app, 'onSend')).toEqual(['fastifyCookieOnSendHandler()']);
+      expect(routeHooks(unbatched.app, '/search', 'onSend')).toEqual(['fastifyCookieOnSendHandler()']);
       const response = await unbatched.api('/agents/search?q=agent');
       expect(response.status).toBe(200);
     } finally {

@@ -40,7 +40,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
   api.get(
     '/agents/search',
     {
-      config: { rateLimit: 'reads' },
+      config: { rateLimit: 'reads', batchAnswers: true },
       schema: {
         tags: ['search'],
         summary: 'Search agents',
@@ -60,7 +60,7 @@ export const searchRoutes: ApiRoutes = async (api, { services }) => {
   api.post(
     '/agents/search',
     {
-      config: { rateLimit: 'reads' },
+      config: { rateLimit: 'reads', batchAnswers: true },
       schema: {
         tags: ['search'],
         summary: 'Search agents (structured)',
