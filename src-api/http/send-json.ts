@@ -8,8 +8,9 @@ import type { FastifyReply } from 'fastify';
  * and tests compare the text with what the schema's serializer writes.
  *
  * Returns what the route's async handler returns, typed as the schema's value so the route
- * type-checks: nothing once the answer is out (every onSend hook of the API is a callback, so
- * `send` ends the response at once), else the reply, which Fastify waits for. Returning the reply
+ * type-checks: nothing once the answer is out (the API's onSend hooks are callbacks, so `send`
+ * ends the response at once), else the reply, which Fastify waits for (search's, whose answers
+ * leave at the end of the event loop's turn: `installAnswerBatching`). Returning the reply
  * every time cost each request a `then` looked up on it and a promise job that calls it
  * (about 1.5 % of a search request's CPU): the reply is a thenable.
  */
