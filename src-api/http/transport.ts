@@ -42,7 +42,7 @@ export function transportServerOptions(transport: TransportConfig): {
  * answered together, a client wakes once for several, and the server's CPU a request drops with the wake-ups.
  *
  * Measured at 100,000 agents, 50 connections, two servers on one database loaded in turns, the idle one stopped
- * (`bench/answer-batching.ts`, 2026-11-30 06:55-07:05, medians of 3 rounds, two runs), search's answers batched
+ * (`bench/answer-batching.ts`, 2026-11-30 06:40-06:50, medians of 3 rounds, two runs), search's answers batched
  * against none: one common word x1.35-1.38 req/s, two x1.30-1.36 (server CPU 142 -> 102 µs a request, p99 13 -> 9
  * ms), three x1.35-1.44, typo x1.16-1.21, prefix x1.24-1.33, an exact word x1.15-1.17, filtered POST x1.30;
  * `GET /agents/{id}` (not batched) x1.01-1.05. Batching every route measured worse in the same hour: `GET
@@ -50,7 +50,9 @@ export function transportServerOptions(transport: TransportConfig): {
  * work in turns instead of side by side), and, for reasons not found, search's quick classes with it (typo x0.94,
  * an exact word x0.93). Holding back only the answers that took long since their request arrived was worse again
  * (answers of a turn mixed, the client still woken one by one). So it is per route, for search.
- * An answer waits at most for the rest of its turn's work; alone, a turn is one request.
+ * Releasing them every 4 answers instead was worse (three common words x1.12), every 12 no better than the turn.
+ * An answer waits at most for the rest of its turn's work, and no longer than `ANSWER_HOLD` after the turn's first
+ * held answer; alone, a turn is one request.
  * `transport.batchAnswers` off (`--batch-answers off`) writes every answer at once, for A/B measurements.
  */
 export function installAnswerBatching(app: FastifyInstance): void {
@@ -60,13 +62,58 @@ export function installAnswerBatching(app: FastifyInstance): void {
   });
 }
 
+/**
+ * How long answers may be held back, from the first held in a turn: then they leave at once, with the one that
+ * found the time up. A turn holds as many searches as arrived together, up to 50 in the bench: at 1,000,000
+ * agents, where three common words take ~0.6 ms, uncapped that held a turn's first answer ~30 ms (the class's p99
+ * 54 ms in `npm run bench -- --agents 1000000`, 07:41). `bench/answer-batching.ts` (07:44-07:52, medians of 3
+ * rounds) with 2 ms: at 100,000 agents three common words x1.47 req/s, two x1.38, an exact word x1.19 (uncapped in
+ * the same minutes x1.35, x1.37, x1.23); at 1,000,000 three words x1.18 (p99 352 -> 181 ms in its 2 s loads), two
+ * x1.19 (p99 33 -> 31), filtered POST x1.11 (35 -> 33).
+ */
+export const ANSWER_HOLD = { ms: 2 };
+
+/** The answers held back, in order, and when the first of them was. */
+const heldDone: ((error: null, payload: unknown) => void)[] = [];
+const heldPayloads: unknown[] = [];
+let heldSince = 0;
+let releaseScheduled = false;
+
 function answerAtEndOfTurn(
   _request: FastifyRequest,
   _reply: FastifyReply,
   payload: unknown,
   done: (error: null, payload: unknown) => void,
 ): void {
-  setImmediate(done, null, payload);
+  if (heldDone.length === 0) heldSince = performance.now();
+  heldDone.push(done);
+  heldPayloads.push(payload);
+  if (performance.now() - heldSince >= ANSWER_HOLD.ms) releaseHeld();
+  else if (!releaseScheduled) {
+    releaseScheduled = true;
+    setImmediate(releaseAtEndOfTurn);
+  }
+}
+
+function releaseAtEndOfTurn(): void {
+  releaseScheduled = false;
+  releaseHeld();
+}
+
+/** Hands every held answer on to Fastify, in order. */
+function releaseHeld(): void {
+  const count = heldDone.length;
+  for (let i = 0; i < count; i++) heldDone[i]!(null, heldPayloads[i]);
+  heldDone.splice(0, count);
+  heldPayloads.splice(0, count);
+  // Any held while these were handed on (none expected: Fastify writes them without running another request) go next turn.
+  if (heldDone.length > 0) {
+    heldSince = performance.now();
+    if (!releaseScheduled) {
+      releaseScheduled = true;
+      setImmediate(releaseAtEndOfTurn);
+    }
+  }
 }
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; title: string; detail: string }> = {

@@ -1,9 +1,11 @@
+import net from 'node:net';
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portOf, rawExchange, uploadExchange } from '../helpers/raw-http';
 import { tableCounts } from '../helpers/store-rows';
 import { agentInput, startTestServer, type TestServer } from '../helpers/test-server';
+import { ANSWER_HOLD } from '../../src-api/http/transport';
 
 /**
  * Hostile clients at the socket level (contract section 2): each gets a 4xx or a closed socket,
@@ -300,6 +302,43 @@ describe('framing', () => {
     );
     expect(exchange.statuses).toEqual([200, 200, 200]);
     expect(exchange.closed).toBe(true);
+  });
+
+  // Held to the end of the turn (the default), and released as each is held (a hold of 0 ms: the time is always up).
+  it.each([ANSWER_HOLD.ms, 0])('answers pipelined searches in order and whole, their answers held up to %d ms', async (holdMs) => {
+    const defaultHold = ANSWER_HOLD.ms;
+    ANSWER_HOLD.ms = holdMs;
+    try {
+      const queries = ['agent', 'data pipeline', 'securty'];
+      const exchange = await rawExchange(
+        port,
+        queries
+          .map((q, i) => get(`/agents/search?q=${encodeURIComponent(q)}`, i === 2 ? 'Host: localhost\r\nConnection: close\r\n' : undefined))
+          .join(''),
+      );
+      expect(exchange.statuses).toEqual([200, 200, 200]);
+      expect([...exchange.data.matchAll(/\{"query":("[^"]*")/g)].map((match) => JSON.parse(match[1]!))).toEqual(queries);
+      expect(exchange.closed).toBe(true);
+    } finally {
+      ANSWER_HOLD.ms = defaultHold;
+    }
+  });
+
+  it('survives clients that leave before their search is answered', async () => {
+    await Promise.all(
+      Array.from({ length: 20 }, () => {
+        return new Promise<void>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1', () => {
+            socket.write(get('/agents/search?q=agent'));
+            setImmediate(() => socket.destroy());
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => undefined);
+        });
+      }),
+    );
+    const response = await server.api('/agents/search?q=agent');
+    expect(response.status).toBe(200);
   });
 
   it('stops at a malformed request in a pipeline', async () => {
